@@ -1,0 +1,91 @@
+"""The Chunk model (chunking's only output) and the chunking options."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Strategy = Literal[
+    "elements", "headings", "fixed", "sliding", "sentences", "recursive", "pages", "semantic"
+]
+ChunkType = Literal["text", "table", "list", "code", "formula", "figure", "section"]
+TableFormat = Literal["markdown", "html"]
+
+
+class TokenCounter(Protocol):
+    """Counts tokens the way the embedder will. ``name`` identifies it in fingerprints."""
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of tokens ``text`` becomes for the embedder (specials included)."""
+        ...
+
+
+class Embed(Protocol):
+    """Embeds a batch of texts (used only by the ``semantic`` strategy)."""
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+        ...
+
+
+class ChunkOptions(BaseModel):
+    """How to chunk. One validated, frozen model; unknown keys are errors.
+
+    ``max_tokens`` ``None`` means "what the embedder can read" (the caller resolves
+    it before chunking; see ``resolved``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    strategy: Strategy = "elements"
+    max_tokens: int | None = Field(default=None, gt=8)
+    target_tokens: int | None = Field(default=None, gt=8)
+    min_tokens: int = Field(default=48, ge=0)
+    overlap_tokens: int = Field(default=0, ge=0)
+    section_level: int = Field(default=3, ge=1)
+    heading_level: int | None = Field(default=None, ge=1)
+    stride_tokens: int | None = Field(default=None, gt=0)
+    table_format: TableFormat = "markdown"
+    contextualize: bool = True
+    include_furniture: bool = False
+    parent_chunks: bool = False
+    semantic_threshold: float = Field(default=0.25, ge=0.0, le=2.0)
+
+
+class Chunk(BaseModel):
+    """One chunk, ready to embed and store.
+
+    ``text`` is what is stored and shown; ``embed_text`` is what is embedded (a
+    context line with document title and heading path, plus the caption for tables,
+    in front of ``text`` when contextualisation is on). ``id`` is the SHA1 hex from
+    :func:`chunking.ids.chunk_id`.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    doc_id: str
+    source: str
+    text: str
+    embed_text: str
+    type: ChunkType
+    heading_path: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
+    pages: tuple[int, ...] = ()
+    element_orders: tuple[int, ...] = ()
+    chunk_index: int = Field(ge=0)
+    token_count: int = Field(ge=0)
+    content_sha1: str
+    doc_sha1: str
+    chunker: str
+    table_id: str | None = None
+    table_row_start: int | None = None
+    table_row_end: int | None = None
+    table_markdown: str | None = None
+    table_html: str | None = None
+    caption: str | None = None
+    parent_id: str | None = None

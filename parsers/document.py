@@ -1,0 +1,60 @@
+"""Parse options and the parsed-document container handed to chunking."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from parsers.elements import Element
+
+ParserName = Literal["auto", "pymupdf", "docx", "unstructured", "docling"]
+PdfMode = Literal["fast", "accurate", "auto"]
+DocFormat = Literal["pdf", "docx"]
+
+
+class ParseOptions(BaseModel):
+    """How to parse. Built once at the edge (CLI, settings); unknown keys are errors.
+
+    - ``parser``: backend; ``auto`` picks by the detected format (PyMuPDF for PDF,
+      the built-in OOXML reader for DOCX).
+    - ``mode``: PDF layout analysis: ``fast`` (heuristics only), ``accurate`` (the
+      pymupdf-layout ONNX model on every page), ``auto`` (the model only on pages
+      that look complex).
+    - ``ocr``: run Tesseract on pages without a text layer; when off or unavailable
+      such pages produce a warning in ``ParsedDocument.warnings``.
+    - ``password``: for encrypted PDFs.
+    - ``max_bytes`` / ``max_pages``: refuse larger inputs with ``TooLargeError``.
+    - ``page_range``: 1-based inclusive ``(first, last)``, to parse part of a PDF
+      (used by the worker's fan-out); ``None`` parses everything.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    parser: ParserName = "auto"
+    mode: PdfMode = "auto"
+    ocr: bool = True
+    ocr_language: str = "eng"
+    password: SecretStr | None = None
+    max_bytes: int = Field(default=200 * 1024 * 1024, gt=0)
+    max_pages: int = Field(default=5000, gt=0)
+    page_range: tuple[int, int] | None = None
+
+
+class ParsedDocument(BaseModel):
+    """A whole parsed document: its elements in reading order plus facts about it.
+
+    ``warnings`` carries everything the parser could not do (e.g. "page 3 has no text
+    layer and OCR is off"): a document is never silently empty.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    format: DocFormat
+    sha1: str
+    page_count: int | None
+    title: str | None = None
+    elements: tuple[Element, ...]
+    warnings: tuple[str, ...] = ()
+    parser: str = ""

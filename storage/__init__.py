@@ -1,0 +1,1 @@
+"""Chunks -> vectors -> Weaviate: embedders, the store, the ledger and the ingest pipeline."""

@@ -1,0 +1,54 @@
+"""Configuration models for the store and the embedders (built once at the edge)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+EmbedderKind = Literal["minilm", "openai", "sentence-transformers", "none"]
+
+
+class WeaviateConfig(BaseModel):
+    """Where and how to reach Weaviate.
+
+    ``url`` ``None`` means "no server configured": the CLI then starts the embedded
+    local Weaviate (see ``storage.local_weaviate``) with data under ``data_dir``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str | None = None
+    grpc_port: int = 50051
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+    collection: str = "Chunk"
+    ledger_collection: str = "ChunkweaveDocument"
+    multi_tenancy: bool = False
+    tenant: str | None = None
+    batch_size: int = Field(default=200, gt=0)
+    concurrent_requests: int = Field(default=2, gt=0)
+    retries: int = Field(default=5, ge=0)
+    data_dir: str | None = None
+
+
+class EmbedderConfig(BaseModel):
+    """Which embedder to use and how to reach it.
+
+    - ``minilm``: the bundled all-MiniLM-L6-v2 int8 ONNX model (offline, CPU, default).
+    - ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint (``base_url``,
+      ``model``, ``api_key``, ``dimension``, ``max_tokens``).
+    - ``sentence-transformers``: a local model path (optional extra).
+    - ``none``: store without vectors (a Weaviate-side vectorizer embeds).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: EmbedderKind = "minilm"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    dimension: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=8)
+    batch_size: int = Field(default=16, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)

@@ -1,0 +1,33 @@
+"""The ``chunkweave`` command line."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+#: Modules that each register their commands on the root group via ``register(group)``.
+_COMMAND_MODULES = (
+    "worker.cli_docs",  # parse, chunk
+    "worker.cli_eval",  # eval
+    "worker.cli_store",  # ingest, search, delete, docs
+    "worker.cli_service",  # worker, watch, serve, enqueue, backfill, status, api
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(package_name="chunkweave")
+def main(debug: bool) -> None:
+    """chunkweave: structure-aware PDF/DOCX ingestion into Weaviate."""
+
+
+for _name in _COMMAND_MODULES:
+    try:
+        _module = importlib.import_module(_name)
+    except ModuleNotFoundError as _err:
+        # A command module not written yet must not break the other commands.
+        if _err.name != _name:
+            raise
+        continue
+    _module.register(main)

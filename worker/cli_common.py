@@ -1,0 +1,47 @@
+"""Shared CLI plumbing: one-line errors, JSON output, option parsing helpers."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from parsers.errors import ParseError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly_errors(func: F) -> F:
+    """Turn expected errors into one clear line on stderr and exit code 1.
+
+    With ``--debug`` on the root command the traceback is shown instead.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        debug = bool(ctx.find_root().params.get("debug"))
+        try:
+            return func(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+            raise
+        except ParseError as err:
+            if debug:
+                raise
+            click.echo(f"error: {err} [{err.code}]", err=True)
+            sys.exit(1)
+        except Exception as err:  # noqa: BLE001 - the CLI's last line of defence
+            if debug:
+                raise
+            click.echo(f"error: {type(err).__name__}: {err}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def echo_json(obj: Any) -> None:
+    """Print one JSON document on stdout (sorted keys, UTF-8)."""
+    click.echo(json.dumps(obj, ensure_ascii=False, sort_keys=True))
