@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -58,3 +60,12 @@ class ParsedDocument(BaseModel):
     elements: tuple[Element, ...]
     warnings: tuple[str, ...] = ()
     parser: str = ""
+
+
+def file_sha1(path: str | Path) -> str:
+    """SHA1 hex digest of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

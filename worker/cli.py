@@ -8,8 +8,8 @@ import click
 
 #: Modules that each register their commands on the root group via ``register(group)``.
 _COMMAND_MODULES = (
-    "worker.cli_docs",  # parse, chunk
-    "worker.cli_eval",  # eval
+    "worker.cli_parse",  # parse
+    "worker.cli_chunk",  # chunk, eval
     "worker.cli_store",  # ingest, search, delete, docs
     "worker.cli_service",  # worker, watch, serve, enqueue, backfill, status, api
 )
