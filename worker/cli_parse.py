@@ -1,0 +1,135 @@
+"""``chunkweave parse FILE``: print a document's typed elements (JSONL, JSON or Markdown)."""
+
+from __future__ import annotations
+
+import json
+from typing import get_args
+
+import click
+
+from parsers import ParsedDocument, ParseOptions, parse_document
+from parsers.document import ParserName, PdfMode
+from parsers.elements import Element, table_to_markdown
+from worker.cli_common import friendly_errors
+
+
+def register(group: click.Group) -> None:
+    """Add the ``parse`` command to the root command group."""
+    group.add_command(parse_command)
+
+
+@click.command("parse")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "json", "md"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one element per line; json: the whole document; md: readable Markdown.",
+)
+@click.option(
+    "--parser",
+    type=click.Choice(list(get_args(ParserName))),
+    default="auto",
+    show_default=True,
+    help="Backend; auto picks PyMuPDF for PDF and the built-in reader for DOCX.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(list(get_args(PdfMode))),
+    default="auto",
+    show_default=True,
+    help="PDF layout analysis: fast heuristics, accurate layout model, or auto per page.",
+)
+@click.option("--ocr/--no-ocr", default=True, show_default=True, help="OCR pages without text.")
+@click.option("--password", default=None, help="Password for an encrypted PDF.")
+@click.option("--page-markers", is_flag=True, help="md only: mark where each page starts.")
+@friendly_errors
+def parse_command(
+    file: str,
+    fmt: str,
+    parser: str,
+    mode: str,
+    ocr: bool,
+    password: str | None,
+    page_markers: bool,
+) -> None:
+    """Parse FILE (PDF or DOCX, detected from its bytes) and print its elements.
+
+    Warnings (e.g. pages without a text layer) go to stderr; the exit code is 0 on
+    success and 1 with a one-line reason on error.
+    """
+    opts = ParseOptions.model_validate(
+        {"parser": parser, "mode": mode, "ocr": ocr, "password": password}
+    )
+    doc = parse_document(file, opts)
+    for warning in doc.warnings:
+        click.echo(f"warning: {file}: {warning}", err=True)
+    if fmt == "jsonl":
+        for el in doc.elements:
+            click.echo(json.dumps(element_record(el), ensure_ascii=False))
+    elif fmt == "json":
+        click.echo(json.dumps(doc.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        click.echo(to_markdown(doc, page_markers=page_markers))
+
+
+def element_record(el: Element) -> dict[str, object]:
+    """Return the JSON-ready fields of one element (the Element model's field names)."""
+    return el.model_dump(mode="json")
+
+
+def to_markdown(doc: ParsedDocument, page_markers: bool = False) -> str:
+    """Render a parsed document as readable Markdown.
+
+    Titles and headings become ``#`` lines (title ``#``, heading level L ``#`` * (L+1)),
+    list items indented bullets, tables pipe tables, code fenced blocks, formulas
+    ``$$`` blocks, figures an image placeholder with the alt text. Page furniture is
+    left out. With ``page_markers``, an HTML comment marks each page start.
+    """
+    out: list[str] = []
+    page: int | None = None
+    prev_type = ""
+    for el in doc.elements:
+        if el.is_furniture:
+            continue
+        block = _md_block(el)
+        if page_markers and el.page is not None and el.page != page:
+            page = el.page
+            out.append(f"\n\n<!-- page {page} -->")
+            prev_type = ""
+        if not block:
+            continue
+        # Consecutive list items form one tight list; other blocks are paragraphs.
+        sep = "\n" if el.type == prev_type == "list_item" else "\n\n"
+        out.append((sep if out else "") + block)
+        prev_type = el.type
+    return "".join(out).strip() + "\n"
+
+
+def _md_block(el: Element) -> str:
+    text = el.text.strip()
+    if el.type == "title":
+        return f"# {_one_line(text)}"
+    if el.type == "heading":
+        return f"{'#' * min((el.level or 1) + 1, 6)} {_one_line(text)}"
+    if el.type == "list_item":
+        return f"{'  ' * ((el.level or 1) - 1)}- {_one_line(text)}"
+    if el.type == "table":
+        return table_to_markdown(el.rows or (), el.header_rows)
+    if el.type == "code":
+        return f"```\n{el.text.rstrip()}\n```"
+    if el.type == "formula":
+        return f"$$ {text} $$"
+    if el.type == "figure":
+        return f"![{_one_line(text)}]()" if text else "<!-- image -->"
+    if el.type == "caption":
+        return f"*{_one_line(text)}*"
+    if el.type == "footnote":
+        return f"> {_one_line(text)}"
+    return text
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
