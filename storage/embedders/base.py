@@ -13,7 +13,7 @@ class Embedder(Protocol):
     - ``dimension``: vector length (0 for the ``none`` embedder).
     - ``max_tokens``: the most tokens one input may have before the model would
       truncate it; the chunker's budget follows it.
-    - ``count_tokens``: tokens of a text as this model counts them (specials included),
+    - ``count``: tokens of a text as this model counts them (specials included),
       so ``name``/``count`` also satisfy ``chunking.TokenCounter``.
     """
 
