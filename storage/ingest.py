@@ -1,17 +1,48 @@
 """The ingest pipeline: one document from file to Weaviate, incrementally.
 
-INTERFACE STUB written by the lead; the storage work (issue 4) implements it. The
-worker's Celery tasks and the ``chunkweave ingest`` command are thin shells over it.
+``Pipeline.ingest`` is the whole job for one file; the worker's Celery tasks and the
+``chunkweave ingest`` command are thin shells over it. The order of writes is the
+contract that keeps a document searchable at every moment:
+
+1. unchanged (same ``doc_sha1`` + chunker fingerprint + embedder in the ledger, status
+   ok): skip before parsing;
+2. parse -> chunk -> look up which chunk UUIDs already exist -> embed only the new ones
+   -> upsert them (:meth:`Pipeline.upsert_chunks`);
+3. THEN delete this document's stale chunks (:meth:`Pipeline.prune`);
+4. ledger entry ``ok``.
+
+A crash between 2 and 4 leaves the old chunks plus some new ones (never none); the
+re-run finds the ledger out of date, re-embeds nothing already stored and finishes.
+Failures are returned as a ``failed`` :class:`DocOutcome` and recorded in the ledger
+(best effort: when Weaviate itself is down, only the outcome carries the failure).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from chunking import chunk_document
+from chunking.api import resolve_options
+from chunking.fingerprint import chunker_fingerprint
+from chunking.models import Chunk, ChunkOptions
+from parsers import ParsedDocument, ParseError, ParseOptions, parse_document
+from parsers.document import file_sha1
+from storage.config import WeaviateConfig
+from storage.embedders.base import Embedder
+from storage.ledger import Ledger, LedgerEntry
+from storage.uuids import chunk_uuid
+from storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+
 OutcomeStatus = Literal["added", "updated", "unchanged", "deleted", "failed"]
+log = logging.getLogger(__name__)
+
+#: Texts embedded (and objects upserted) per step, bounding memory on huge documents.
+EMBED_SLICE = 512
 
 
 class DocOutcome(BaseModel):
@@ -32,14 +63,280 @@ class DocOutcome(BaseModel):
     seconds: float = 0.0
 
 
+class UpsertResult(BaseModel):
+    """What :meth:`Pipeline.upsert_chunks` did: chunks written vs already stored."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    added: int
+    unchanged: int
+    uuids: frozenset[str]
+
+
 def doc_id_for(source: str | Path) -> str:
-    """Stable identity of a source: its normalised URI (not its content)."""
-    raise NotImplementedError
+    """Stable identity of a source: its normalised URI (not its content).
+
+    A URI (``scheme://...``) is kept with its scheme lower-cased; a filesystem path
+    becomes the ``file://`` URI of its absolute, symlink-resolved form (the file
+    need not exist any more, so a removed source maps to the same id).
+    """
+    text = str(source)
+    if "://" in text:
+        scheme, rest = text.split("://", 1)
+        return f"{scheme.lower()}://{rest}"
+    return Path(text).expanduser().resolve().as_uri()
 
 
-# Expected shape (storage work fills in):
-# class Pipeline:
-#     def __init__(self, *, store, embedder, parse_opts, chunk_opts) -> None
-#     def ingest(self, path, *, source=None, doc_id=None, force=False) -> DocOutcome
-#     def ingest_parsed(self, doc: ParsedDocument, *, source, doc_id) -> DocOutcome
-#     def delete(self, doc_id) -> DocOutcome
+class Pipeline:
+    """Ingest documents into one store with one embedder (both created once per process).
+
+    ``chunk_opts`` are resolved against the embedder's input limit here
+    (:func:`chunking.api.resolve_options`), so no chunk is ever truncated by the
+    embedder and the chunker fingerprint (and every chunk ID) records the real budget.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: WeaviateStore,
+        embedder: Embedder,
+        parse_opts: ParseOptions | None = None,
+        chunk_opts: ChunkOptions | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
+        identity = EmbedderIdentity(embedder.name, embedder.dimension)
+        if store.identity != identity:
+            raise StoreError(f"store is for {store.identity} but the embedder is {identity}")
+        self.store = store
+        self.embedder = embedder
+        self.parse_opts = parse_opts or ParseOptions()
+        self.chunk_opts = resolve_options(chunk_opts or ChunkOptions(), embedder.max_tokens)
+        self.fingerprint = chunker_fingerprint(self.chunk_opts, embedder.name)
+        self.embedder_id = str(identity)
+        self.ledger = ledger or Ledger(store)
+        self.ledger.ensure_schema()
+
+    # -- whole documents ---------------------------------------------------------------
+
+    def ingest(
+        self,
+        path: str | Path,
+        *,
+        source: str | None = None,
+        doc_id: str | None = None,
+        force: bool = False,
+    ) -> DocOutcome:
+        """Ingest the file at ``path`` (skipped before parsing when unchanged).
+
+        ``source`` defaults to the absolute path, ``doc_id`` to
+        :func:`doc_id_for` of the source. ``force`` re-parses and re-chunks even an
+        unchanged document (stored chunks are still not re-embedded).
+        """
+        started = time.monotonic()
+        source = source or str(Path(path).expanduser().resolve())
+        doc_id = doc_id or doc_id_for(source)
+        try:
+            if not force and (skip := self.check_unchanged(path, source=source, doc_id=doc_id)):
+                return skip
+            doc = parse_document(path, self.parse_opts)
+        except ParseError as err:
+            return self._failed(source, doc_id, err.code, str(err), started)
+        except OSError as err:
+            reason = err.strerror or type(err).__name__
+            return self._failed(source, doc_id, "unreadable", f"{path}: {reason}", started)
+        except StoreError as err:
+            return self._failed(source, doc_id, err.code, str(err), started)
+        return self._ingest_parsed(doc, source, doc_id, started)
+
+    def check_unchanged(
+        self, path: str | Path, *, source: str | None = None, doc_id: str | None = None
+    ) -> DocOutcome | None:
+        """Return an ``unchanged`` outcome if ``path`` is stored as is, else ``None``.
+
+        Current means: same file SHA1, chunker fingerprint and embedder as the
+        ledger's ``ok`` entry. Costs one file hash and one ledger read (no parsing),
+        so callers may pre-filter large batches with it. Raises ``OSError`` for an
+        unreadable file and :class:`StoreError` when the ledger cannot be read.
+        """
+        started = time.monotonic()
+        source = source or str(Path(path).expanduser().resolve())
+        doc_id = doc_id or doc_id_for(source)
+        sha1 = file_sha1(path)
+        previous = self.ledger.get(doc_id)
+        if previous is None or not self._is_current(previous, sha1):
+            return None
+        return DocOutcome(
+            source=source,
+            doc_id=doc_id,
+            status="unchanged",
+            pages=previous.pages,
+            chunks_unchanged=previous.chunk_count,
+            seconds=time.monotonic() - started,
+        )
+
+    def ingest_parsed(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocOutcome:
+        """Chunk, embed what is new, upsert, prune stale chunks, record in the ledger."""
+        return self._ingest_parsed(doc, source, doc_id, time.monotonic())
+
+    def _ingest_parsed(
+        self, doc: ParsedDocument, source: str, doc_id: str, started: float
+    ) -> DocOutcome:
+        pages = doc.page_count or 0
+        try:
+            previous = self.ledger.get(doc_id)
+            embed = (
+                self.embedder.embed_documents if self.chunk_opts.strategy == "semantic" else None
+            )
+            chunks = chunk_document(
+                doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
+            )
+            if not chunks:
+                reason = f"{source}: no chunks (document has no text content)"
+                return self._failed(source, doc_id, "empty", reason, started, doc.warnings)
+            written = self.upsert_chunks(chunks)
+            deleted = self.prune(doc_id, written.uuids)
+            self.record_ok(doc_id, source, doc.sha1, pages, len(written.uuids))
+        except ParseError as err:
+            return self._failed(source, doc_id, err.code, str(err), started, doc.warnings)
+        except StoreError as err:
+            return self._failed(source, doc_id, err.code, str(err), started, doc.warnings)
+        except Exception as err:  # noqa: BLE001 - one bad document must not stop a batch
+            log.exception("ingest of %s failed", source)
+            reason = f"{source}: {type(err).__name__}: {err}"
+            return self._failed(source, doc_id, "internal_error", reason, started, doc.warnings)
+        return DocOutcome(
+            source=source,
+            doc_id=doc_id,
+            status="updated" if previous is not None else "added",
+            pages=pages,
+            chunks_added=written.added,
+            chunks_unchanged=written.unchanged,
+            chunks_deleted=deleted,
+            warnings=doc.warnings,
+            seconds=time.monotonic() - started,
+        )
+
+    def delete(self, doc_id: str) -> DocOutcome:
+        """Remove a document: all its chunks, then its ledger entry."""
+        started = time.monotonic()
+        entry = self.ledger.get(doc_id)
+        deleted = self.store.delete_doc(doc_id)
+        self.ledger.delete(doc_id)
+        return DocOutcome(
+            source=entry.source if entry else doc_id,
+            doc_id=doc_id,
+            status="deleted",
+            pages=entry.pages if entry else 0,
+            chunks_deleted=deleted,
+            seconds=time.monotonic() - started,
+        )
+
+    # -- building blocks (the worker's fan-out reuses them) ------------------------------
+
+    def upsert_chunks(self, chunks: list[Chunk]) -> UpsertResult:
+        """Embed and write the chunks not stored yet; leave stored ones untouched.
+
+        Chunk UUIDs derive from content, so an existing UUID means an identical chunk
+        (same document, chunker, text and occurrence) is already stored with its vector.
+        """
+        uuids = [chunk_uuid(c.id) for c in chunks]
+        if len(set(uuids)) != len(uuids):
+            raise ValueError(f"duplicate chunk ids among {len(uuids)} chunks")
+        stored = self.store.existing(uuids)
+        new = [c for c, u in zip(chunks, uuids, strict=True) if u not in stored]
+        for start in range(0, len(new), EMBED_SLICE):
+            part = new[start : start + EMBED_SLICE]
+            vectors = self._embed(part)
+            self.store.upsert(part, vectors)
+        return UpsertResult(
+            added=len(new), unchanged=len(chunks) - len(new), uuids=frozenset(uuids)
+        )
+
+    def prune(self, doc_id: str, keep: frozenset[str] | set[str]) -> int:
+        """Delete the chunks of ``doc_id`` whose UUID is not in ``keep``; return the count."""
+        stale = self.store.doc_uuids(doc_id) - set(keep)
+        return self.store.delete_ids(stale) if stale else 0
+
+    def record_ok(self, doc_id: str, source: str, doc_sha1: str, pages: int, chunks: int) -> None:
+        """Mark ``doc_id`` as completely stored at version ``doc_sha1``."""
+        self.ledger.put(
+            LedgerEntry(
+                doc_id=doc_id,
+                source=source,
+                doc_sha1=doc_sha1,
+                chunker=self.fingerprint,
+                embedder=self.embedder_id,
+                chunk_count=chunks,
+                pages=pages,
+                status="ok",
+            )
+        )
+
+    def record_failed(self, doc_id: str, source: str, code: str, error: str) -> None:
+        """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
+
+        Keeps the previous version's ``doc_sha1`` and counts, so the entry still
+        describes what is stored while the failed status forces a retry next run.
+        """
+        previous = self.ledger.get(doc_id)
+        base = previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
+        base.update(source=source, status="failed", error=error, error_code=code)
+        self.ledger.put(LedgerEntry(**base))
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _is_current(self, entry: LedgerEntry, sha1: str) -> bool:
+        return (
+            entry.status == "ok"
+            and entry.doc_sha1 == sha1
+            and entry.chunker == self.fingerprint
+            and entry.embedder == self.embedder_id
+        )
+
+    def _embed(self, chunks: list[Chunk]) -> list[list[float]] | None:
+        if self.embedder.dimension == 0:  # the "none" embedder: Weaviate-side vectors
+            return None
+        vectors = self.embedder.embed_documents([c.embed_text for c in chunks])
+        if len(vectors) != len(chunks):
+            raise StoreError(f"embedder returned {len(vectors)} vectors for {len(chunks)} texts")
+        bad = next((len(v) for v in vectors if len(v) != self.embedder.dimension), None)
+        if bad is not None:
+            raise StoreError(
+                f"embedder {self.embedder.name} returned a {bad}-d vector, "
+                f"expected {self.embedder.dimension}-d"
+            )
+        return vectors
+
+    def _failed(
+        self,
+        source: str,
+        doc_id: str,
+        code: str,
+        error: str,
+        started: float,
+        warnings: tuple[str, ...] = (),
+    ) -> DocOutcome:
+        try:
+            self.record_failed(doc_id, source, code, error)
+        except StoreError as err:  # Weaviate down: the outcome still carries the failure
+            log.warning("could not record failure of %s in the ledger: %s", source, err)
+        return DocOutcome(
+            source=source,
+            doc_id=doc_id,
+            status="failed",
+            error_code=code,
+            error=error,
+            warnings=warnings,
+            seconds=time.monotonic() - started,
+        )
+
+
+def open_pipeline(
+    weaviate_cfg: WeaviateConfig,
+    embedder: Embedder,
+    parse_opts: ParseOptions | None = None,
+    chunk_opts: ChunkOptions | None = None,
+) -> Pipeline:
+    """Connect a store for ``embedder`` and build a :class:`Pipeline` on it."""
+    store = WeaviateStore.open(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
+    return Pipeline(store=store, embedder=embedder, parse_opts=parse_opts, chunk_opts=chunk_opts)

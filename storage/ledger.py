@@ -1,0 +1,145 @@
+"""The document ledger: one object per document in a second Weaviate collection.
+
+Shared state any number of workers can read: which version of each document
+(``doc_sha1``), chunked how (``chunker``) and embedded by what (``embedder``) is
+stored, with how many chunks, and whether the last attempt failed and why. The
+pipeline reads it to skip unchanged documents before parsing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
+from weaviate.classes.query import Filter
+from weaviate.collections.classes.data import DataObject
+
+from storage.uuids import ledger_uuid
+from storage.weaviate_store import StoreError, WeaviateStore
+
+LedgerStatus = Literal["ok", "failed"]
+
+
+class LedgerEntry(BaseModel):
+    """The ledger's record of one document (its last completed attempt)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    doc_id: str
+    source: str
+    doc_sha1: str = ""
+    chunker: str = ""
+    embedder: str = ""
+    chunk_count: int = 0
+    pages: int = 0
+    status: LedgerStatus
+    error: str | None = None
+    error_code: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+def _field(name: str) -> Property:
+    return Property(
+        name=name, data_type=DataType.TEXT, tokenization=Tokenization.FIELD, index_searchable=False
+    )
+
+
+LEDGER_PROPERTIES: tuple[Property, ...] = (
+    _field("doc_id"),
+    _field("source"),
+    _field("doc_sha1"),
+    _field("chunker"),
+    _field("embedder"),
+    Property(name="chunk_count", data_type=DataType.INT),
+    Property(name="pages", data_type=DataType.INT),
+    _field("status"),
+    Property(name="error", data_type=DataType.TEXT, index_filterable=False),
+    _field("error_code"),
+    Property(name="created_at", data_type=DataType.DATE),
+    Property(name="updated_at", data_type=DataType.DATE),
+)
+
+
+class Ledger:
+    """Read and write ledger entries through a :class:`WeaviateStore`'s client."""
+
+    def __init__(self, store: WeaviateStore) -> None:
+        self.store = store
+        self.cfg = store.cfg
+        self.name = store.cfg.ledger_collection
+
+    def ensure_schema(self) -> None:
+        """Create the ledger collection if missing (no vectors)."""
+        client = self.store.client
+
+        def _ensure() -> None:
+            if client.collections.exists(self.name):
+                return
+            client.collections.create(
+                self.name,
+                description="chunkweave document ledger",
+                properties=list(LEDGER_PROPERTIES),
+                vector_config=Configure.Vectors.self_provided(),
+                multi_tenancy_config=Configure.multi_tenancy(
+                    enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+                )
+                if self.cfg.multi_tenancy
+                else None,
+            )
+
+        self.store.retry(f"creating collection {self.name}", _ensure)
+        self.store.ensure_tenant(self.name)
+
+    def get(self, doc_id: str) -> LedgerEntry | None:
+        """Return the entry for ``doc_id``, or ``None`` if the document is not known."""
+        coll = self.store.collection(self.name)
+        obj = self.store.retry(
+            "ledger read", lambda: coll.query.fetch_object_by_id(ledger_uuid(doc_id))
+        )
+        return None if obj is None else _entry(obj.properties)
+
+    def put(self, entry: LedgerEntry) -> LedgerEntry:
+        """Write (replace) the entry for ``entry.doc_id``; keeps the first ``created_at``."""
+        now = datetime.now(UTC)
+        previous = self.get(entry.doc_id)
+        created = previous.created_at if previous and previous.created_at else now
+        entry = entry.model_copy(update={"created_at": created, "updated_at": now})
+        props = {k: v for k, v in entry.model_dump().items() if v is not None}
+        coll = self.store.collection(self.name)
+        obj = DataObject(properties=props, uuid=ledger_uuid(entry.doc_id))
+        result = self.store.retry("ledger write", lambda: coll.data.insert_many([obj]))
+        if result.has_errors:
+            reasons = "; ".join(e.message for e in result.errors.values())
+            raise StoreError(f"ledger write for {entry.doc_id}: {reasons}")
+        return entry
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove the entry for ``doc_id``; ``True`` if there was one."""
+        coll = self.store.collection(self.name)
+        return bool(
+            self.store.retry("ledger delete", lambda: coll.data.delete_by_id(ledger_uuid(doc_id)))
+        )
+
+    def find_source(self, source: str) -> list[LedgerEntry]:
+        """Entries whose ``source`` is exactly ``source``."""
+        coll = self.store.collection(self.name)
+        where = Filter.by_property("source").equal(source)
+        result = self.store.retry(
+            "ledger query", lambda: coll.query.fetch_objects(filters=where, limit=100)
+        )
+        return [_entry(o.properties) for o in result.objects]
+
+    def entries(self) -> Iterator[LedgerEntry]:
+        """Every entry, in no particular order (cursor-paged: no size limit)."""
+        coll = self.store.collection(self.name)
+        for obj in coll.iterator():
+            yield _entry(obj.properties)
+
+
+def _entry(props: dict[str, Any]) -> LedgerEntry:
+    known = set(LedgerEntry.model_fields)
+    return LedgerEntry(**{k: v for k, v in props.items() if k in known and v is not None})

@@ -1,0 +1,373 @@
+"""The chunk collection in Weaviate: schema, batch upsert, existing ids, prune, search.
+
+One :class:`WeaviateStore` per process (it owns a client). Every write is checked:
+per-object failures raise :class:`StoreError` with the reasons; transient failures
+(server down, timeouts) are retried with bounded exponential backoff
+(``WeaviateConfig.retries``) and then raise :class:`StoreUnavailableError`. Nothing
+is silently dropped.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import weaviate
+from weaviate.classes.config import Configure
+from weaviate.classes.query import Filter, MetadataQuery, Sort
+from weaviate.collections.batch import base as _batch_base
+from weaviate.collections.classes.filters import _Filters
+from weaviate.exceptions import WeaviateBaseError
+
+from chunking.models import Chunk
+from storage.chunk_schema import (
+    CHUNK_PROPERTIES,
+    EmbedderIdentity,
+    chunk_properties,
+    identity_description,
+    parse_identity,
+)
+from storage.config import WeaviateConfig
+from storage.uuids import chunk_uuid
+from storage.weaviate_client import (
+    EmbedderMismatchError,
+    StoreError,
+    StoreUnavailableError,
+    connect,
+    is_transient,
+    retrying,
+)
+
+__all__ = [
+    "EmbedderIdentity",
+    "EmbedderMismatchError",
+    "Hit",
+    "StoreError",
+    "StoreUnavailableError",
+    "WeaviateStore",
+    "chunk_properties",
+    "connect",
+    "identity_description",
+    "parse_identity",
+]
+
+# The client's own gRPC retry waits up to ~10 minutes per batch while the server is
+# down; we bound retries ourselves (WeaviateConfig.retries), so keep its inner loop short.
+_batch_base.MAX_RETRIES = 1
+
+#: Most objects one delete/fetch call may touch (Weaviate's QUERY_MAXIMUM_RESULTS default).
+QUERY_MAXIMUM_RESULTS = 10_000
+_PAGE = 5_000
+T = TypeVar("T")
+_Pending = tuple[dict[str, Any], list[float] | None]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result."""
+
+    uuid: str
+    score: float | None
+    text: str
+    heading_path: tuple[str, ...]
+    pages: tuple[int, ...]
+    source: str
+    doc_id: str
+    type: str
+
+
+class WeaviateStore:
+    """The chunk collection for one embedder identity, on an open client.
+
+    ``ensure_schema`` must run once before writes (``open`` does it). The client is
+    owned by the store when created through :meth:`open` (closed by :meth:`close`).
+    """
+
+    def __init__(
+        self, client: weaviate.WeaviateClient, cfg: WeaviateConfig, identity: EmbedderIdentity
+    ) -> None:
+        if cfg.multi_tenancy and not cfg.tenant:
+            raise StoreError("multi_tenancy is on but no tenant is configured")
+        self.client = client
+        self.cfg = cfg
+        self.identity = identity
+        #: Objects per fetch/delete-by-id call; must stay <= the server's QUERY_MAXIMUM_RESULTS.
+        self.page_size = _PAGE
+
+    @classmethod
+    def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
+        """Connect, create the collections if missing and check the embedder identity."""
+        store = cls(connect(cfg), cfg, identity)
+        try:
+            store.ensure_schema()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def close(self) -> None:
+        """Close the client."""
+        self.client.close()
+
+    def live(self) -> bool:
+        """Whether the server answers its liveness endpoint right now."""
+        # Plain HTTP with a short timeout: the client's own check logs noisily when down.
+        url = f"{(self.cfg.url or '').rstrip('/')}/v1/.well-known/live"
+        try:
+            with urllib.request.urlopen(url, timeout=min(5.0, self.cfg.timeout_s)) as resp:
+                return bool(resp.status == 200)
+        except (OSError, ValueError):
+            return False
+
+    def retry(self, what: str, call: Callable[[], T]) -> T:
+        """Run ``call`` with bounded retries, probing liveness first (see :func:`retrying`)."""
+        return retrying(self.cfg, what, call, probe=self.live)
+
+    def ensure_tenant(self, name: str) -> None:
+        """Create the configured tenant on collection ``name`` if it is missing.
+
+        Writes create tenants automatically but reads on a missing tenant fail, and
+        the pipeline reads (existing ids, ledger) before its first write.
+        """
+        tenant = self.cfg.tenant
+        if not self.cfg.multi_tenancy or not tenant:
+            return
+        tenants = self.client.collections.use(name).tenants
+
+        def _ensure() -> None:
+            if tenants.exists(tenant):
+                return
+            try:
+                tenants.create(tenant)
+            except WeaviateBaseError:
+                if not tenants.exists(tenant):  # another worker may have won the race
+                    raise
+
+        self.retry(f"creating tenant {tenant} on {name}", _ensure)
+
+    def collection(self, name: str | None = None) -> Any:
+        """Return a collection handle (tenant-scoped when multi-tenancy is on)."""
+        handle = self.client.collections.use(name or self.cfg.collection)
+        return handle.with_tenant(self.cfg.tenant) if self.cfg.tenant else handle
+
+    def ensure_schema(self) -> None:
+        """Create the chunk collection if missing; refuse a different embedder's collection."""
+        name = self.cfg.collection
+
+        def _ensure() -> None:
+            if not self.client.collections.exists(name):
+                self.client.collections.create(
+                    name,
+                    description=identity_description(self.identity),
+                    properties=list(CHUNK_PROPERTIES),
+                    vector_config=Configure.Vectors.self_provided(),
+                    multi_tenancy_config=Configure.multi_tenancy(
+                        enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+                    )
+                    if self.cfg.multi_tenancy
+                    else None,
+                )
+                return
+            config = self.client.collections.use(name).config.get(simple=True)
+            recorded = parse_identity(config.description)
+            if recorded is None:
+                raise EmbedderMismatchError(
+                    f"collection {name!r} was not created by chunkweave (no embedder recorded); "
+                    "configure another collection name"
+                )
+            if recorded != self.identity:
+                raise EmbedderMismatchError(
+                    f"collection {name!r} holds vectors from {recorded}, but the configured "
+                    f"embedder is {self.identity}; use another collection name "
+                    "(CHUNKWEAVE_WEAVIATE__COLLECTION) or delete the collection first"
+                )
+
+        try:
+            self.retry(f"creating collection {name}", _ensure)
+            self.ensure_tenant(name)
+        except WeaviateBaseError as err:
+            raise StoreError(f"creating collection {name}: {err}") from err
+
+    # -- writes ------------------------------------------------------------------------
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
+        """Write ``chunks`` (with ``vectors`` in the same order, or none) and return the count.
+
+        Objects are keyed by :func:`storage.uuids.chunk_uuid`, so a retry or a re-run
+        overwrites rather than duplicates. Only objects that failed transiently are
+        re-sent; any other per-object failure raises with its reasons.
+        """
+        if vectors is not None and len(vectors) != len(chunks):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        now = datetime.now(UTC)
+        pending = {
+            chunk_uuid(c.id): (chunk_properties(c, now), list(vectors[i]) if vectors else None)
+            for i, c in enumerate(chunks)
+        }
+        delay = 0.5
+        for attempt in range(self.cfg.retries + 1):
+            # Probe first: on a dead server the client's batch retries take minutes.
+            live = self.live()
+            errors = self._send(pending) if live else dict.fromkeys(pending, "server unavailable")
+            if not errors:
+                return len(chunks)
+            permanent = {u: msg for u, msg in errors.items() if not is_transient(msg)}
+            if permanent:
+                reasons = sorted(set(permanent.values()))[:5]
+                raise StoreError(
+                    f"Weaviate rejected {len(permanent)} of {len(pending)} objects: "
+                    + "; ".join(reasons)
+                )
+            if attempt == self.cfg.retries:
+                sample = next(iter(errors.values()))
+                raise StoreUnavailableError(
+                    f"upsert of {len(errors)} objects failed after {self.cfg.retries} retries "
+                    f"(Weaviate at {self.cfg.url}): {sample}"
+                )
+            pending = {u: pending[u] for u in errors}
+            time.sleep(delay)
+            delay = min(delay * 2, 8.0)
+        raise AssertionError("unreachable")
+
+    def _send(self, objects: dict[str, _Pending]) -> dict[str, str]:
+        """One fixed-size batch pass; returns ``{uuid: error}`` for objects that failed."""
+        coll = self.collection()
+        try:
+            with coll.batch.fixed_size(
+                batch_size=self.cfg.batch_size, concurrent_requests=self.cfg.concurrent_requests
+            ) as batch:
+                for uuid, (props, vector) in objects.items():
+                    batch.add_object(properties=props, uuid=uuid, vector=vector)
+        except WeaviateBaseError as err:
+            if not is_transient(err):
+                raise StoreError(f"batch upsert: {err}") from err
+            return dict.fromkeys(objects, str(err))
+        return {str(f.object_.uuid): f.message for f in coll.batch.failed_objects}
+
+    def delete_where(self, where: _Filters) -> int:
+        """Delete every object matching ``where`` (looping past the per-call cap)."""
+        total = 0
+        while True:
+            result = self.retry("delete", lambda: self.collection().data.delete_many(where=where))
+            if result.failed:
+                raise StoreError(f"delete: {result.failed} objects could not be deleted")
+            total += result.successful
+            if result.matches == 0 or result.successful == 0:
+                return total
+
+    def delete_ids(self, uuids: Iterable[str]) -> int:
+        """Delete the objects with these UUIDs."""
+        ids = sorted(set(uuids))
+        total = 0
+        for start in range(0, len(ids), self.page_size):
+            page = ids[start : start + self.page_size]
+            total += self.delete_where(Filter.by_id().contains_any(page))
+        return total
+
+    def delete_doc(self, doc_id: str) -> int:
+        """Delete every chunk of ``doc_id``; returns how many were deleted."""
+        return self.delete_where(Filter.by_property("doc_id").equal(doc_id))
+
+    # -- reads -------------------------------------------------------------------------
+
+    def existing(self, uuids: Iterable[str]) -> set[str]:
+        """Which of ``uuids`` are stored (in any document)."""
+        ids = sorted(set(uuids))
+        found: set[str] = set()
+        for start in range(0, len(ids), self.page_size):
+            page = ids[start : start + self.page_size]
+            where = Filter.by_id().contains_any(page)
+            found |= self._uuids(where, len(page))
+        return found
+
+    def doc_uuids(self, doc_id: str) -> set[str]:
+        """UUIDs of every stored chunk of ``doc_id``.
+
+        Pages by ``chunk_index`` (keyset, ``>=`` the last index seen) because a filtered
+        query cannot page past ``QUERY_MAXIMUM_RESULTS`` with offsets.
+        """
+        found: set[str] = set()
+        last = -1
+        while True:
+            where = Filter.by_property("doc_id").equal(doc_id) & Filter.by_property(
+                "chunk_index"
+            ).greater_or_equal(last)
+            objs = self._fetch(where, self.page_size, ["chunk_index"], sort=True)
+            new = {str(o.uuid) for o in objs} - found
+            found |= new
+            if len(objs) < self.page_size or not new:
+                return found
+            last = max(int(o.properties["chunk_index"]) for o in objs)
+
+    def count(self, doc_id: str | None = None) -> int:
+        """Count the stored chunks (of ``doc_id`` when given)."""
+        where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
+        result = self.retry(
+            "count",
+            lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
+        )
+        return int(result.total_count or 0)
+
+    def _uuids(self, where: _Filters, limit: int) -> set[str]:
+        return {str(o.uuid) for o in self._fetch(where, limit, [])}
+
+    def _fetch(self, where: _Filters, limit: int, props: list[str], sort: bool = False) -> Any:
+        return self.retry(
+            "query",
+            lambda: (
+                self.collection()
+                .query.fetch_objects(
+                    filters=where,
+                    limit=limit,
+                    return_properties=props,
+                    sort=Sort.by_property("chunk_index") if sort else None,
+                )
+                .objects
+            ),
+        )
+
+    def search(
+        self,
+        query: str,
+        vector: Sequence[float] | None,
+        *,
+        k: int = 5,
+        where: _Filters | None = None,
+        hybrid: bool = True,
+    ) -> list[Hit]:
+        """Top ``k`` chunks for ``query``: hybrid (BM25 + vector), vector-only, or BM25.
+
+        Without a ``vector`` (the ``none`` embedder) the search is BM25 only.
+        """
+        query_api = self.collection().query
+        meta = MetadataQuery(score=True, distance=True)
+
+        def _run() -> Any:
+            if vector is None:
+                return query_api.bm25(query=query, limit=k, filters=where, return_metadata=meta)
+            if hybrid:
+                return query_api.hybrid(
+                    query=query, vector=list(vector), limit=k, filters=where, return_metadata=meta
+                )
+            return query_api.near_vector(
+                near_vector=list(vector), limit=k, filters=where, return_metadata=meta
+            )
+
+        objs = self.retry("search", _run).objects
+        return [
+            Hit(
+                uuid=str(o.uuid),
+                score=o.metadata.score if o.metadata.score is not None else o.metadata.distance,
+                text=str(o.properties.get("text", "")),
+                heading_path=tuple(o.properties.get("heading_path") or ()),
+                pages=tuple(int(p) for p in o.properties.get("pages") or ()),
+                source=str(o.properties.get("source", "")),
+                doc_id=str(o.properties.get("doc_id", "")),
+                type=str(o.properties.get("type", "")),
+            )
+            for o in objs
+        ]

@@ -1,0 +1,92 @@
+"""``chunkweave ingest/search/docs/delete`` as a user runs them, against a real Weaviate."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[1]
+CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
+
+
+@pytest.mark.slow
+def test_cli_ingest_json_summary_and_exit_code(weaviate_cfg, corpus, tmp_path):
+    env = {
+        **os.environ,
+        "CHUNKWEAVE_WEAVIATE__URL": weaviate_cfg.url,
+        "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(weaviate_cfg.grpc_port),
+        "CHUNKWEAVE_WEAVIATE__COLLECTION": weaviate_cfg.collection,
+        "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection,
+    }
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.7 not really")
+    good = corpus / "word_tables.docx"
+    cmd = [CHUNKWEAVE, "ingest", str(good), str(bad), "--workers", "1", "--json"]
+    run = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stderr
+    summary = json.loads(run.stdout)
+    assert set(summary) == {
+        "documents",
+        "pages",
+        "chunks_added",
+        "chunks_unchanged",
+        "chunks_deleted",
+        "skipped",
+        "failed",
+        "seconds",
+    }
+    assert summary["documents"] == 2 and summary["chunks_added"] > 0
+    assert [f["source"] for f in summary["failed"]] == [str(bad)]
+    assert str(bad) in summary["failed"][0]["error"]
+
+    rerun = [CHUNKWEAVE, "ingest", str(good), "--json"]
+    again = subprocess.run(rerun, env=env, cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["skipped"] == 1
+
+    search = [CHUNKWEAVE, "search", "table", "-k", "1", "--json"]
+    found = subprocess.run(search, env=env, cwd=ROOT, capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["source"] == str(good)
+
+    docs = subprocess.run([CHUNKWEAVE, "docs", "--json"], env=env, capture_output=True, text=True)
+    listed = {e["source"]: e["status"] for e in json.loads(docs.stdout)}
+    assert listed == {str(good): "ok", str(bad): "failed"}
+
+    gone = subprocess.run(
+        [CHUNKWEAVE, "delete", str(good)], env=env, capture_output=True, text=True
+    )
+    assert gone.returncode == 0, gone.stderr
+    empty = subprocess.run(search, env=env, cwd=ROOT, capture_output=True, text=True)
+    assert json.loads(empty.stdout) == []
+
+
+def test_expand_paths_takes_files_folders_and_globs(tmp_path):
+    from worker.cli_store import expand_paths
+
+    (tmp_path / "sub").mkdir()
+    for name in ("a.pdf", "sub/b.DOCX", "sub/c.txt"):
+        (tmp_path / name).write_bytes(b"x")
+    files, unmatched = expand_paths([str(tmp_path), str(tmp_path / "*.pdf"), "/no/such/*.pdf"])
+    assert files == [(tmp_path / "a.pdf").resolve(), (tmp_path / "sub/b.DOCX").resolve()]
+    assert unmatched == ["/no/such/*.pdf"]
+
+
+@pytest.mark.slow
+def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corpus):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHUNKWEAVE_")}
+    env["CHUNKWEAVE_DATA_DIR"] = str(tmp_path)
+    doc = str(corpus / "word_tables.docx")
+    cmd = [CHUNKWEAVE, "ingest", doc, "--workers", "1", "--json"]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert f"starting a local Weaviate with data in {tmp_path / 'weaviate'}" in run.stderr
+    assert json.loads(run.stdout)["chunks_added"] > 0
+    listed = subprocess.run([CHUNKWEAVE, "docs", "--json"], env=env, capture_output=True, text=True)
+    assert [e["source"] for e in json.loads(listed.stdout)] == [doc]  # data persisted

@@ -1,0 +1,195 @@
+"""The chunk store and ledger against a real Weaviate (hand-built chunks)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+from weaviate.classes.query import Filter
+
+from storage.config import WeaviateConfig
+from storage.ledger import Ledger, LedgerEntry
+from storage.local_weaviate import LocalWeaviate
+from storage.uuids import chunk_uuid, ledger_uuid
+from storage.weaviate_store import (
+    EmbedderIdentity,
+    EmbedderMismatchError,
+    StoreError,
+    StoreUnavailableError,
+    WeaviateStore,
+    identity_description,
+    parse_identity,
+)
+from tests.store_helpers import det_vector, make_chunk
+
+ID16 = EmbedderIdentity("test-embedder", 16)
+
+
+def vectors(chunks, dim=16):
+    return [det_vector(c.embed_text, dim) for c in chunks]
+
+
+@pytest.fixture
+def store(weaviate_cfg: WeaviateConfig):
+    st = WeaviateStore.open(weaviate_cfg, ID16)
+    yield st
+    st.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
+    st.close()
+
+
+# -- pure ---------------------------------------------------------------------------------
+
+
+def test_chunk_uuid_is_deterministic_distinct_and_valid():
+    a, b = "a" * 40, "b" * 40
+    assert chunk_uuid(a) == chunk_uuid(a)
+    assert chunk_uuid(a) != chunk_uuid(b)
+    assert uuid.UUID(chunk_uuid(a)).version == 5
+    assert ledger_uuid("file:///x") != ledger_uuid("file:///y")
+
+
+@pytest.mark.parametrize("bad", ["", "A" * 40, "g" * 40, "a" * 39, "a" * 41])
+def test_chunk_uuid_rejects_malformed_ids(bad):
+    with pytest.raises(ValueError, match="SHA1"):
+        chunk_uuid(bad)
+
+
+def test_identity_round_trips_through_the_description():
+    assert parse_identity(identity_description(ID16)) == ID16
+    assert parse_identity("someone else's collection") is None
+
+
+# -- real server --------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_upsert_is_idempotent_and_keyed_by_chunk_uuid(store):
+    chunks = [make_chunk("doc-a", i) for i in range(120)]
+    assert store.upsert(chunks, vectors(chunks)) == 120
+    first = store.doc_uuids("doc-a")
+    assert first == {chunk_uuid(c.id) for c in chunks}
+    store.upsert(chunks, vectors(chunks))
+    assert store.count() == 120
+    assert store.doc_uuids("doc-a") == first
+
+
+@pytest.mark.integration
+def test_existing_reports_only_stored_uuids(store):
+    chunks = [make_chunk("doc-a", i) for i in range(5)]
+    store.upsert(chunks[:3], vectors(chunks[:3]))
+    wanted = [chunk_uuid(c.id) for c in chunks]
+    assert store.existing(wanted) == set(wanted[:3])
+
+
+@pytest.mark.integration
+def test_rejected_objects_raise_with_the_reason(store):
+    chunks = [make_chunk("doc-a", i) for i in range(3)]
+    store.upsert(chunks[:1], vectors(chunks[:1]))
+    with pytest.raises(StoreError, match="dimension|length"):
+        store.upsert(chunks[1:], vectors(chunks[1:], dim=5))
+    assert store.count() == 1
+
+
+@pytest.mark.integration
+def test_reopening_with_another_embedder_is_a_clear_error(store, weaviate_cfg):
+    with pytest.raises(EmbedderMismatchError, match="test-embedder \\(16-d\\).*other \\(384-d\\)"):
+        WeaviateStore.open(weaviate_cfg, EmbedderIdentity("other", 384))
+
+
+@pytest.mark.integration
+def test_delete_doc_and_ids_touch_only_their_targets(store):
+    a = [make_chunk("doc-a", i) for i in range(30)]
+    b = [make_chunk("doc-b", i) for i in range(10)]
+    store.upsert(a + b, vectors(a + b))
+    assert store.delete_ids([chunk_uuid(c.id) for c in a[:4]]) == 4
+    assert store.count("doc-a") == 26
+    assert store.delete_doc("doc-a") == 26
+    assert store.count("doc-a") == 0
+    assert store.doc_uuids("doc-b") == {chunk_uuid(c.id) for c in b}
+
+
+@pytest.mark.integration
+def test_search_returns_text_heading_path_pages_and_source(store):
+    chunks = [make_chunk("doc-a", i, text=f"topic {w} details") for i, w in enumerate("xyzw")]
+    chunks.append(make_chunk("doc-b", 0, text="topic x elsewhere"))
+    store.upsert(chunks, vectors(chunks))
+    target = chunks[2]
+    hits = store.search("topic z details", det_vector(target.embed_text, 16), k=2, hybrid=False)
+    assert hits[0].uuid == chunk_uuid(target.id)
+    assert (hits[0].text, hits[0].heading_path) == (target.text, target.heading_path)
+    assert (hits[0].pages, hits[0].source) == (target.pages, target.source)
+    only_b = Filter.by_property("doc_id").equal("doc-b")
+    hybrid = store.search("topic x", det_vector("q", 16), k=5, where=only_b)
+    assert [h.doc_id for h in hybrid] == ["doc-b"]
+    assert [h.text for h in store.search("elsewhere", None, k=3)] == ["topic x elsewhere"]
+
+
+@pytest.mark.integration
+def test_ledger_put_get_list_delete(store):
+    ledger = Ledger(store)
+    ledger.ensure_schema()
+    assert ledger.get("file:///a") is None
+    first = ledger.put(LedgerEntry(doc_id="file:///a", source="/a", status="ok", chunk_count=3))
+    again = ledger.put(first.model_copy(update={"status": "failed", "error_code": "corrupt"}))
+    got = ledger.get("file:///a")
+    assert got is not None and (got.status, got.error_code, got.chunk_count) == (
+        "failed",
+        "corrupt",
+        3,
+    )
+    assert got.created_at == first.created_at and again.updated_at >= first.updated_at
+    ledger.put(LedgerEntry(doc_id="file:///b", source="/b", status="ok"))
+    assert {e.doc_id for e in ledger.entries()} == {"file:///a", "file:///b"}
+    assert [e.doc_id for e in ledger.find_source("/b")] == ["file:///b"]
+    assert ledger.delete("file:///a")
+    assert ledger.get("file:///a") is None
+
+
+@pytest.mark.integration
+def test_tenants_are_isolated(weaviate_cfg):
+    base = weaviate_cfg.model_copy(update={"multi_tenancy": True})
+    one = WeaviateStore.open(base.model_copy(update={"tenant": "one"}), ID16)
+    two = WeaviateStore(one.client, base.model_copy(update={"tenant": "two"}), ID16)
+    two.ensure_schema()
+    try:
+        chunks = [make_chunk("doc-a", i) for i in range(4)]
+        one.upsert(chunks, vectors(chunks))
+        assert (one.count(), two.count()) == (4, 0)
+        with pytest.raises(StoreError, match="tenant"):
+            WeaviateStore(one.client, base, ID16)
+    finally:
+        one.client.collections.delete(weaviate_cfg.collection)
+        one.close()
+
+
+@pytest.mark.integration
+def test_deletes_and_listing_loop_past_query_maximum_results(tmp_path):
+    with LocalWeaviate(tmp_path / "wv", extra_env={"QUERY_MAXIMUM_RESULTS": "100"}) as server:
+        st = WeaviateStore.open(server.config(), ID16)
+        st.page_size = 100
+        chunks = [make_chunk("doc-a", i) for i in range(250)]
+        st.upsert(chunks, vectors(chunks))
+        assert st.doc_uuids("doc-a") == {chunk_uuid(c.id) for c in chunks}
+        assert st.delete_doc("doc-a") == 250
+        assert st.count() == 0
+        st.close()
+
+
+@pytest.mark.integration
+def test_server_down_retries_then_fails_clearly_and_recovers(own_weaviate):
+    cfg = own_weaviate.config(WeaviateConfig(retries=2))
+    st = WeaviateStore.open(cfg, ID16)
+    chunks = [make_chunk("doc-a", i) for i in range(40)]
+    st.upsert(chunks[:20], vectors(chunks[:20]))
+    own_weaviate.stop()
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match="after 2 retries"):
+        st.upsert(chunks[20:], vectors(chunks[20:]))
+    with pytest.raises(StoreUnavailableError):
+        st.count()
+    assert time.monotonic() - started < 30
+    own_weaviate.start()
+    st.upsert(chunks[20:], vectors(chunks[20:]))
+    assert st.count("doc-a") == 40
+    st.close()

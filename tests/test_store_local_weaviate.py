@@ -1,0 +1,94 @@
+"""The local Weaviate starter: binary cache, build errors, clean stop, no orphans."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from storage import local_weaviate
+from storage.local_weaviate import LocalWeaviateError, Ports, binary_path, build
+from storage.uuids import chunk_uuid
+from storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from tests.store_helpers import det_vector, make_chunk
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_binary_lives_in_the_user_cache_by_version(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = binary_path("9.9.9")
+    assert path == tmp_path / "chunkweave" / "weaviate" / "v9.9.9" / "weaviate-server"
+
+
+def test_build_without_go_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(local_weaviate.shutil, "which", lambda name: None)
+    with pytest.raises(LocalWeaviateError, match="Go toolchain .* not on PATH"):
+        build("9.9.9", echo=lambda line: None)
+
+
+def test_picked_ports_are_distinct_including_companions():
+    ports = Ports.pick()
+    used = [ports.http, ports.grpc, ports.gossip, ports.gossip + 1, ports.raft, ports.raft + 1]
+    used.append(ports.profiling)
+    assert len(set(used)) == len(used)
+    assert ports.all_free()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead for our purposes.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+@pytest.mark.integration
+def test_start_cli_serves_until_killed_and_leaves_no_orphan(tmp_path):
+    if not binary_path().is_file():
+        pytest.skip("Weaviate binary not built (python -m storage.local_weaviate build)")
+    cmd = [sys.executable, "-m", "storage.local_weaviate", "start", "--data-dir", str(tmp_path)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        with urllib.request.urlopen(f"{info['url']}/v1/.well-known/ready", timeout=5) as resp:
+            assert resp.status == 200
+        # SIGKILL the starter: it cannot clean up, the kernel must stop the server.
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while _alive(info["pid"]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not _alive(info["pid"]), "weaviate-server outlived its parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.integration
+def test_stop_is_clean_and_restart_keeps_data(own_weaviate):
+    identity = EmbedderIdentity("t", 16)
+    store = WeaviateStore.open(own_weaviate.config(), identity)
+    chunk = make_chunk("doc", 0)
+    store.upsert([chunk], [det_vector(chunk.embed_text, 16)])
+    store.close()
+    pid = own_weaviate.pid
+    assert pid is not None
+    own_weaviate.stop()
+    assert own_weaviate.pid is None and not _alive(pid)
+    own_weaviate.start()
+    store = WeaviateStore.open(own_weaviate.config(), identity)
+    assert store.doc_uuids("doc") == {chunk_uuid(chunk.id)}
+    store.close()
