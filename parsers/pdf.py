@@ -1,0 +1,228 @@
+"""PDF parser (PyMuPDF): file -> :class:`ParsedDocument` of typed elements.
+
+Flow: open and check the file (encryption, damage, page limits) -> build the
+document-wide profile (``parsers.pdf_profile``: body font, heading styles,
+running furniture, outline) -> parse the requested pages one at a time
+(``parsers.pdf_page``), each page routed to the heuristics or the layout model by
+``opts.mode`` -> join paragraphs that continue across columns and pages ->
+``parsers.structure.finalize``.
+
+Modes: ``fast`` never runs the layout model; ``accurate`` runs it on every page;
+``auto`` runs it only on pages :func:`~parsers.pdf_page.page_is_complex` flags.
+
+Empty results: pages without a text layer give one warning each when OCR is off
+or unavailable, and the document is returned with those warnings (possibly with
+no elements) so the caller can record why; a document whose pages all carry a
+text layer but no text raises ``EmptyDocumentError``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymupdf
+
+from parsers.document import ParsedDocument, ParseOptions, file_sha1
+from parsers.elements import Element
+from parsers.errors import (
+    CorruptDocumentError,
+    EmptyDocumentError,
+    EncryptedDocumentError,
+    ParseError,
+    TooLargeError,
+    UnsupportedFormatError,
+)
+from parsers.pdf_blocks import PageContext
+from parsers.pdf_model import model_available
+from parsers.pdf_page import Route, parse_page
+from parsers.pdf_profile import PdfProfile, build_profile
+from parsers.pdf_text import join_lines
+from parsers.structure import finalize
+
+_TERMINAL = (".", "!", "?", ":", ";", '"', "”")
+_BAD_TITLE = re.compile(
+    r"^(untitled|microsoft word|document\d*$)|\.(docx?|pdf|indd|tex|dvi)$", re.I
+)
+
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+
+def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
+    """Open and authenticate a PDF, raising typed errors that name the file.
+
+    Owner-password-only PDFs (copy/print restrictions) open without a password.
+    """
+    if path.stat().st_size == 0:
+        raise EmptyDocumentError(str(path), "file is empty (0 bytes)")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except (pymupdf.FileDataError, RuntimeError, ValueError) as exc:
+        raise CorruptDocumentError(str(path), f"cannot open PDF: {_one_line(exc)}") from exc
+    if not doc.is_pdf:
+        doc.close()
+        raise UnsupportedFormatError(str(path), "not a PDF file")
+    if doc.needs_pass:
+        if opts.password is None:
+            doc.close()
+            raise EncryptedDocumentError(str(path), "PDF is encrypted; a password is required")
+        if not doc.authenticate(opts.password.get_secret_value()):
+            doc.close()
+            raise EncryptedDocumentError(str(path), "PDF is encrypted; the password is wrong")
+    if doc.page_count == 0:
+        doc.close()
+        raise CorruptDocumentError(str(path), "PDF has no readable pages (damaged or truncated)")
+    if doc.page_count > opts.max_pages:
+        count = doc.page_count
+        doc.close()
+        raise TooLargeError(str(path), f"PDF has {count} pages, limit is {opts.max_pages}")
+    return doc
+
+
+def pdf_profile(path: str | Path, password: str | None = None) -> PdfProfile:
+    """Return the document-wide profile alone (cheap: reads at most 64 sampled pages).
+
+    Exposed for callers that fan out page ranges and want to inspect the heading
+    model once; ``parse_pdf`` recomputes the same profile for every range.
+    """
+    opts = ParseOptions(password=password)
+    doc = open_pdf(Path(path), opts)
+    try:
+        return build_profile(doc)
+    finally:
+        doc.close()
+
+
+def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
+    """Parse a PDF into a finalized :class:`ParsedDocument`.
+
+    Honours ``opts.mode``, ``opts.ocr``/``ocr_language``, ``opts.password``,
+    ``opts.max_pages`` and ``opts.page_range`` (1-based inclusive; elements keep
+    their true page numbers). Raises a ``ParseError`` subclass naming the file.
+    """
+    path = Path(path)
+    doc = open_pdf(path, opts)
+    try:
+        first, last = _page_span(path, doc.page_count, opts.page_range)
+        warnings: list[str] = []
+        if doc.is_repaired:
+            warnings.append("file was damaged; MuPDF repaired its structure")
+        use_model_any = opts.mode != "fast" and model_available()
+        if opts.mode == "accurate" and not use_model_any:
+            warnings.append("layout model unavailable; used heuristics on every page")
+        profile = build_profile(doc)
+        pages = _iter_pages(doc, path, profile, opts, first, last, warnings, use_model_any)
+        elements = finalize(join_continuations(pages))
+        title = _title(doc, elements)
+        page_count = doc.page_count
+    finally:
+        doc.close()
+    if not elements and not warnings and opts.page_range is None:
+        raise EmptyDocumentError(str(path), "PDF has no extractable text on any page")
+    return ParsedDocument(
+        path=str(path),
+        format="pdf",
+        sha1=file_sha1(path),
+        page_count=page_count,
+        title=title,
+        elements=elements,
+        warnings=tuple(warnings),
+        parser=f"pymupdf:{opts.mode}",
+    )
+
+
+def _iter_pages(
+    doc: pymupdf.Document,
+    path: Path,
+    profile: PdfProfile,
+    opts: ParseOptions,
+    first: int,
+    last: int,
+    warnings: list[str],
+    use_model_any: bool,
+) -> Iterator[Element]:
+    outline = profile.outline.fresh() if profile.outline else None
+    list_stack: list[float] = []
+    readable = 0
+    for pno in range(first - 1, last):
+        try:
+            page = doc.load_page(pno)
+        except (RuntimeError, ValueError) as exc:
+            warnings.append(f"page {pno + 1}: unreadable ({_one_line(exc)})")
+            continue
+        readable += 1
+        ctx = PageContext(
+            page=pno + 1,
+            page_height=page.rect.height,
+            first_page=pno == 0,
+            headings=profile.headings,
+            outline=outline,
+            list_stack=list_stack,
+        )
+        route: Route = "heuristic"
+        if use_model_any:
+            route = "model" if opts.mode == "accurate" else "auto"
+        result = parse_page(
+            page, profile, ctx, route=route, ocr=opts.ocr, ocr_language=opts.ocr_language
+        )
+        warnings.extend(result.warnings)
+        yield from result.elements
+    if readable == 0:
+        raise CorruptDocumentError(str(path), "no page of the PDF could be read")
+
+
+def join_continuations(elements: Iterator[Element]) -> Iterator[Element]:
+    """Merge a paragraph or list item with the next paragraph when it continues it.
+
+    A paragraph or list item that does not end a sentence, followed (past any furniture or
+    footnotes, e.g. across a column or page break) by a paragraph starting in
+    lower case, is one paragraph: the text is joined with de-hyphenation and it
+    keeps the first part's page and box. The skipped furniture follows it.
+    """
+    held: Element | None = None
+    parked: list[Element] = []
+    for el in elements:
+        if held is not None and el.type in ("page_header", "page_footer", "footnote"):
+            parked.append(el)
+            continue
+        if (
+            held is not None
+            and el.type == "paragraph"
+            and el.text[:1].islower()
+            and not held.text.rstrip().endswith(_TERMINAL)
+        ):
+            held = held.model_copy(update={"text": join_lines([held.text, el.text])})
+            continue
+        if held is not None:
+            yield held
+            yield from parked
+            held, parked = None, []
+        if el.type in ("paragraph", "list_item"):
+            held = el
+        else:
+            yield el
+    if held is not None:
+        yield held
+    yield from parked
+
+
+def _page_span(path: Path, count: int, page_range: tuple[int, int] | None) -> tuple[int, int]:
+    if page_range is None:
+        return 1, count
+    first, last = page_range
+    if first < 1 or last < first or first > count:
+        raise ParseError(str(path), f"page range {first}-{last} is outside 1-{count}")
+    return first, min(last, count)
+
+
+def _title(doc: pymupdf.Document, elements: tuple[Element, ...]) -> str | None:
+    meta = " ".join(str((doc.metadata or {}).get("title") or "").split())
+    if len(meta) >= 4 and not _BAD_TITLE.search(meta):
+        return meta
+    return next((e.text for e in elements if e.type == "title"), None)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -1,0 +1,210 @@
+"""From ordered text regions to typed elements: paragraphs, headings, lists, code.
+
+A region (a MuPDF block, or a layout-model box) is split into *units* where a new
+paragraph visibly starts: a bullet or enumerator, a change of font style, a gap
+larger than the line spacing, or a first-line indent after a sentence end. Each
+unit is then typed:
+
+- ``code``: mostly monospaced lines (indentation kept from x offsets);
+- ``caption``: "Table 3:", "Figure 2.", "Fig. 4" ... set apart by punctuation or
+  a font that differs from the body;
+- ``list_item``: starts with a bullet or enumerator; depth from the indentation
+  of its marker relative to the enclosing items;
+- ``footnote``: small text at the bottom of the page that starts with a marker;
+- ``title`` / ``heading``: short units accepted by the document's
+  :class:`~parsers.pdf_headings.HeadingModel`;
+- ``paragraph`` otherwise, lines joined with de-hyphenation.
+
+A layout-model class, when given, overrides the guess for the classes the model
+is good at (captions, footnotes, formulas, list items, headings, furniture).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from parsers.elements import Element, ElementType
+from parsers.pdf_headings import HeadingModel, OutlineIndex, numbering_depth
+from parsers.pdf_profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
+from parsers.pdf_text import BBox, Line, join_lines
+
+_BULLETS = "•◦▪▫‣∙·●○■□►▶➢✓✔❖–—-*\ufffd\uf0b7\uf0a7\uf0d8\uf076\uf0fc"
+_BULLET = re.compile(rf"^[{re.escape(_BULLETS)}](?:\s+|(?=[A-Za-z(]))")
+_ENUM = re.compile(r"^(?:\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)]|\(\d{1,3}\))\s+\S")
+_CAPTION = re.compile(
+    r"^(?i:table|figure|fig\.|listing|exhibit|chart|algorithm|scheme)"
+    r"(?:\s+|(?=\d))(?:[0-9]+|[A-Z]\b|[IVX]+\b)(?:[.\-–][0-9]+)*"
+)
+_CAPTION_SEP = re.compile(r"^\s*(?:[:.\-–—|]|\s{2,}|$)")
+_FOOTNOTE = re.compile(r"^(?:\d{1,2}|[*†‡§¶])\s?\S")
+_SENTENCE_END = (".", "!", "?", ":", '"', "”", ")")
+
+
+@dataclass
+class TextRegion:
+    """Lines that belong together (a MuPDF block or a layout box), with an optional class hint."""
+
+    lines: list[Line]
+    hint: str | None = None
+
+    @property
+    def bbox(self) -> BBox:
+        """Union of the lines' boxes."""
+        return (
+            min(ln.bbox[0] for ln in self.lines),
+            min(ln.bbox[1] for ln in self.lines),
+            max(ln.bbox[2] for ln in self.lines),
+            max(ln.bbox[3] for ln in self.lines),
+        )
+
+
+@dataclass
+class PageContext:
+    """Per-page facts the classifier needs; ``list_stack`` carries list indents."""
+
+    page: int
+    page_height: float
+    first_page: bool
+    headings: HeadingModel
+    outline: OutlineIndex | None
+    list_stack: list[float] = field(default_factory=list)
+
+
+def is_bulleted(text: str) -> bool:
+    """Return True when ``text`` starts with a bullet or an enumerator ("1.", "a)", "(iv)")."""
+    return bool(_BULLET.match(text) or _ENUM.match(text))
+
+
+def split_units(lines: Sequence[Line], body_size: float) -> list[list[Line]]:
+    """Split a region's lines into paragraph-like units (see the module docstring)."""
+    units: list[list[Line]] = []
+    for line in lines:
+        if not units or _starts_unit(units[-1], line, body_size):
+            units.append([line])
+        else:
+            units[-1].append(line)
+    return units
+
+
+def _starts_unit(unit: list[Line], b: Line, body_size: float) -> bool:
+    a = unit[-1]
+    if is_bulleted(b.text) and b.bbox[1] >= a.bbox[3] - 0.5 * a.height:
+        return True
+    if a.mono != b.mono or abs(a.size - b.size) > 0.6 or (a.bold != b.bold and b.chars > 3):
+        return True
+    gap = b.bbox[1] - a.bbox[3]
+    if gap > 0.8 * max(a.height, b.height):
+        return True
+    indent = b.bbox[0] - min(ln.bbox[0] for ln in unit)
+    # A first-line indent after a finished sentence opens a new paragraph.
+    return indent > 0.8 * body_size and a.text.rstrip().endswith(_SENTENCE_END)
+
+
+def classify_region(region: TextRegion, ctx: PageContext) -> Iterator[Element]:
+    """Yield the typed elements of one region (``order`` left at 0)."""
+    body = ctx.headings.body_size
+    for unit in split_units(region.lines, body):
+        yield _classify_unit(unit, region.hint, ctx)
+
+
+def _bbox(unit: Sequence[Line]) -> BBox:
+    return (
+        min(ln.bbox[0] for ln in unit),
+        min(ln.bbox[1] for ln in unit),
+        max(ln.bbox[2] for ln in unit),
+        max(ln.bbox[3] for ln in unit),
+    )
+
+
+def _element(kind: ElementType, text: str, unit: Sequence[Line], ctx: PageContext, **kw) -> Element:
+    return Element(type=kind, text=text, page=ctx.page, bbox=_bbox(unit), order=0, **kw)
+
+
+def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Element:
+    text = join_lines([ln.text for ln in unit])
+    body = ctx.headings.body_size
+    mono = sum(ln.chars for ln in unit if ln.mono) * 1.5 > sum(ln.chars for ln in unit)
+    if hint in ("page-header", "page-footer"):
+        return _element("page_header" if hint == "page-header" else "page_footer", text, unit, ctx)
+    if hint == "formula":
+        return _element("formula", text, unit, ctx)
+    if mono and hint not in ("section-header", "title", "caption"):
+        return _element("code", code_text(unit), unit, ctx)
+    if hint == "caption" or (hint in (None, "text") and _is_caption(text, unit, body)):
+        return _element("caption", text, unit, ctx)
+    if hint == "footnote" or (hint is None and _is_footnote(text, unit, ctx)):
+        return _element("footnote", text, unit, ctx)
+    if hint == "list-item" or (hint != "section-header" and is_bulleted(unit[0].text)):
+        return _list_item(unit, ctx)
+    heading = _heading(text, unit, hint, ctx)
+    if heading is not None:
+        return heading
+    if unit[0].bbox[0] <= min(ctx.list_stack, default=1e9):
+        # Body text back at (or left of) the outermost marker ends the list.
+        ctx.list_stack.clear()
+    return _element("paragraph", text, unit, ctx)
+
+
+def _is_caption(text: str, unit: list[Line], body: float) -> bool:
+    m = _CAPTION.match(text)
+    if not m:
+        return False
+    styled = unit[0].size < body - 0.4 or unit[0].bold or unit[0].first_bold
+    return styled or bool(_CAPTION_SEP.match(text[m.end() :]))
+
+
+def _is_footnote(text: str, unit: list[Line], ctx: PageContext) -> bool:
+    small = unit[0].size <= 0.88 * ctx.headings.body_size
+    low = unit[0].bbox[1] >= 0.75 * ctx.page_height
+    return small and low and bool(_FOOTNOTE.match(text))
+
+
+def _heading(text: str, unit: list[Line], hint: str | None, ctx: PageContext) -> Element | None:
+    if len(unit) > MAX_HEADING_LINES or len(text) > MAX_HEADING_CHARS:
+        return None
+    if not any(c.isalpha() for c in text):
+        return None
+    style = unit[0].style
+    model = ctx.headings
+    shaped = not text.endswith((".", ",", ";")) or numbering_depth(text) is not None
+    if not shaped and hint not in ("section-header", "title"):
+        return None
+    resolved = model.resolve(text, style, ctx.page, ctx.first_page, ctx.outline)
+    if resolved is None and hint in ("section-header", "title"):
+        if hint == "title" and ctx.first_page:
+            resolved = ("title", 1)
+        else:
+            resolved = ("heading", numbering_depth(text) or model.nearest_level(style))
+    if resolved is None:
+        return None
+    kind, level = resolved
+    ctx.list_stack.clear()
+    return _element(kind, text, unit, ctx, level=level)
+
+
+def _list_item(unit: list[Line], ctx: PageContext) -> Element:
+    x = unit[0].bbox[0]
+    stack = ctx.list_stack
+    # Indentation decides depth: deeper than the last marker opens a level,
+    # shallower closes levels back to the matching indent.
+    while stack and x < stack[-1] - 3.0:
+        stack.pop()
+    if not stack or x > stack[-1] + 3.0:
+        stack.append(x)
+    text = join_lines([ln.text for ln in unit])
+    text = _BULLET.sub("", text, count=1).strip() or text
+    return _element("list_item", text, unit, ctx, level=len(stack))
+
+
+def code_text(unit: Sequence[Line]) -> str:
+    """Code lines joined by newlines, indentation rebuilt from the x offsets."""
+    left = min(ln.bbox[0] for ln in unit)
+    out = []
+    for ln in unit:
+        char_w = max(ln.size * 0.6, 1.0)
+        # Indentation is either positioned (x offset) or typed (leading spaces).
+        indent = max(int(round((ln.bbox[0] - left) / char_w)), ln.indent)
+        out.append(" " * indent + ln.text.rstrip())
+    return "\n".join(out)

@@ -1,0 +1,139 @@
+"""Running headers, footers and page numbers: which lines are page furniture.
+
+A line is furniture when it sits in the top or bottom band of the page, is among
+the outermost lines there, and either
+
+- its *signature* (lower-cased, digit runs replaced by ``#``) recurs in the same
+  band on several pages of the document-wide profile (running titles, "Chapter 2:
+  ..." headers, "Page 3 of 9" footers), or
+- it looks like a bare page number ("12", "- 12 -", "Page 3", "iv"), or
+- it is a short line ending with a page number, set apart from the text
+  with nothing between it and the page edge ("Chapter 2. Roles ... 11"), or
+- (top band only) it is a short line in a smaller font than the body, set apart
+  above the text: the running header of a one-page excerpt, where repetition
+  cannot be observed. The bottom band has no such rule, so footnotes stay body.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from parsers.pdf_text import Line
+
+Band = Literal["top", "bottom"]
+
+#: Fraction of the page height that counts as the header / footer band.
+TOP_BAND = 0.14
+BOTTOM_BAND = 0.14
+#: How many outermost lines of each band are candidates.
+MAX_BAND_LINES = 3
+
+_DIGITS = re.compile(r"\d+")
+_PAGE_NUMBER = re.compile(
+    r"^(?:page\s*)?[-–—(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—)\]]?"
+    r"(?:\s*(?:of|/)\s*\d{1,4})?$",
+    re.IGNORECASE,
+)
+
+
+# A page number ending a short line: "Chapter 2. Roles 11". (Not a leading number:
+# footnotes start with their marker.)
+_EDGE_NUMBER = re.compile(r"\S\s+(?:\d{1,4}|[ivxlc]{1,6})$")
+
+
+def signature(text: str) -> str:
+    """Repetition key of a furniture candidate: lower case, digit runs as ``#``."""
+    return " ".join(_DIGITS.sub("#", text.lower()).split())
+
+
+def is_page_number(text: str) -> bool:
+    """Return True for a bare page number: "7", "- 7 -", "Page 7", "7 of 20", "vii"."""
+    return bool(_PAGE_NUMBER.match(text.strip()))
+
+
+def band_candidates(lines: Sequence[Line], page_height: float) -> Iterable[tuple[int, Band]]:
+    """Yield ``(index, band)`` for lines that could be furniture on this page.
+
+    Candidates are the up-to-``MAX_BAND_LINES`` top-most lines lying entirely in
+    the top band and the bottom-most lines lying entirely in the bottom band.
+    """
+    order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
+    for i in order[:MAX_BAND_LINES]:
+        if lines[i].bbox[3] <= TOP_BAND * page_height:
+            yield i, "top"
+    for i in reversed(order[-MAX_BAND_LINES:]):
+        if lines[i].bbox[1] >= (1 - BOTTOM_BAND) * page_height:
+            yield i, "bottom"
+
+
+class FurnitureModel:
+    """Document-wide furniture knowledge: which band signatures repeat.
+
+    Built from the profile's sampled pages with :meth:`observe`; queried per page
+    with :meth:`classify`. ``min_repeat`` is the number of distinct sampled pages a
+    signature must appear on.
+    """
+
+    def __init__(self) -> None:
+        self._pages: dict[tuple[Band, str], set[int]] = {}
+        self.sampled_pages = 0
+
+    def observe(self, page_no: int, lines: Sequence[Line], page_height: float) -> None:
+        """Record the band signatures of one sampled page."""
+        self.sampled_pages += 1
+        for i, band in band_candidates(lines, page_height):
+            key = (band, signature(lines[i].text))
+            self._pages.setdefault(key, set()).add(page_no)
+
+    @property
+    def min_repeat(self) -> int:
+        """Distinct pages a signature needs to count as running furniture."""
+        return 2 if self.sampled_pages <= 8 else 3
+
+    def repeated(self, band: Band, text: str) -> bool:
+        """Return True when ``text``'s signature recurs in ``band`` across sampled pages."""
+        return len(self._pages.get((band, signature(text)), ())) >= self.min_repeat
+
+    def classify(
+        self, lines: Sequence[Line], page_height: float, body_size: float
+    ) -> dict[int, Band]:
+        """Return ``{line index: band}`` for the furniture lines of one page."""
+        out: dict[int, Band] = {}
+        body_top = min((ln.bbox[1] for ln in lines), default=0.0)
+        for i, band in band_candidates(lines, page_height):
+            line = lines[i]
+            if (
+                self.repeated(band, line.text)
+                or is_page_number(line.text)
+                or band == "top"
+                and _lone_small_header(line, lines, body_size, body_top)
+                or _EDGE_NUMBER.search(line.text)
+                and _set_apart(line, lines, band)
+            ):
+                out[i] = band
+        return out
+
+
+def _set_apart(line: Line, lines: Sequence[Line], band: Band) -> bool:
+    """Return True for a short line at the page edge, clearly apart from the text."""
+    if len(line.text) > 120:
+        return False
+    if band == "top":
+        inner = [ln.bbox[1] - line.bbox[3] for ln in lines if ln.bbox[1] > line.bbox[3] + 0.5]
+        outer = [ln for ln in lines if ln.bbox[3] < line.bbox[1] - 0.5]
+    else:
+        inner = [line.bbox[1] - ln.bbox[3] for ln in lines if ln.bbox[3] < line.bbox[1] - 0.5]
+        outer = [ln for ln in lines if ln.bbox[1] > line.bbox[3] + 0.5]
+    return not outer and (not inner or min(inner) > 0.8 * line.height)
+
+
+def _lone_small_header(line: Line, lines: Sequence[Line], body_size: float, top: float) -> bool:
+    if len(line.text) > 90 or line.size >= 0.95 * body_size:
+        return False
+    # Must be the first thing on the page and clearly separated from what follows.
+    if line.bbox[1] > top + line.height:
+        return False
+    below = [ln.bbox[1] for ln in lines if ln.bbox[1] > line.bbox[3] + 0.5]
+    return not below or min(below) - line.bbox[3] > 0.8 * line.height

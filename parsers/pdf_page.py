@@ -1,0 +1,260 @@
+"""One PDF page to elements: OCR gate, furniture, tables, figures, regions, order.
+
+Two routes share every classifier:
+
+- heuristic: MuPDF blocks as regions, reading order from gutter detection
+  (``parsers.pdf_order``);
+- model: the pymupdf-layout boxes as regions (with their classes as hints) in the
+  model's reading order.
+
+Tables come first on both routes: ruled tables (``find_tables``) on pages with
+rule evidence, unruled ones from aligned text (``parsers.pdf_grid``); the model
+route adds tables the model saw that neither found. :func:`page_is_complex`
+decides the route in ``auto`` mode from cheap signals.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pymupdf
+
+from parsers.elements import Element
+from parsers.pdf_blocks import PageContext, TextRegion, classify_region
+from parsers.pdf_grid import find_grid_tables
+from parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
+from parsers.pdf_ocr import looks_scanned, ocr_textpage, tessdata_dir
+from parsers.pdf_order import column_count, reading_order
+from parsers.pdf_profile import PdfProfile
+from parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
+from parsers.pdf_text import BBox, Line, extract_lines
+
+Route = Literal["heuristic", "model", "auto"]
+
+#: Images smaller than this share of the page are icons or bullets, not figures.
+MIN_FIGURE_SHARE = 0.02
+
+
+@dataclass
+class PageResult:
+    """Elements of one page in reading order, warnings, and the route taken."""
+
+    elements: list[Element] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    used_model: bool = False
+
+
+@dataclass
+class _Placed:
+    """A finished element placed among text regions for reading order."""
+
+    element: Element
+
+    @property
+    def bbox(self) -> BBox:
+        return self.element.bbox or (0.0, 0.0, 0.0, 0.0)
+
+
+def page_is_complex(page: pymupdf.Page, lines: list[Line], unexplained_rules: bool) -> bool:
+    """Return True when the page deserves the layout model (``auto`` mode).
+
+    Signals: table rules that the heuristics could not turn into a table, three or
+    more text columns, or text printed over an image (labels inside a figure,
+    callouts), where only the model can tell figure text from body text.
+    """
+    if unexplained_rules:
+        return True
+    if column_count([TextRegion([ln]) for ln in lines]) >= 3:
+        return True
+    area = abs(page.rect) or 1.0
+    for info in page.get_image_info():
+        r = pymupdf.Rect(info["bbox"]) & page.rect
+        if MIN_FIGURE_SHARE <= abs(r) / area <= 0.9:
+            inside = sum(1 for ln in lines if _inside_any(ln.bbox, [tuple(r)]))
+            if inside >= 3:
+                return True
+    return False
+
+
+def aligned_grid(lines: list[Line]) -> bool:
+    """Return True when three rows of three or more pieces share three column starts."""
+    rows: dict[int, list[int]] = {}
+    for ln in lines:
+        rows.setdefault(round((ln.bbox[1] + ln.bbox[3]) / 4), []).append(round(ln.bbox[0] / 6))
+    starts = Counter(x for xs in rows.values() if len(xs) >= 3 for x in set(xs))
+    return sum(1 for n in starts.values() if n >= 3) >= 3
+
+
+def parse_page(
+    page: pymupdf.Page,
+    profile: PdfProfile,
+    ctx: PageContext,
+    *,
+    route: Route,
+    ocr: bool,
+    ocr_language: str,
+) -> PageResult:
+    """Turn one page into elements (``order`` 0, true page numbers).
+
+    ``route``: ``heuristic``, ``model`` (layout model; heuristics if it fails) or
+    ``auto`` (model only when :func:`page_is_complex`).
+    """
+    result = PageResult()
+    lines = extract_lines(page)
+    scanned = looks_scanned(page, sum(ln.chars for ln in lines))
+    if scanned:
+        lines = _ocr_lines(page, ctx.page, ocr, ocr_language, result.warnings)
+        if not lines:
+            return result
+    rules = has_table_rules(page)
+    tables = [t.element for t in find_ruled_tables(page, ctx.page)] if rules else []
+    if aligned_grid(lines):
+        free = [ln for ln in lines if not _inside_any(ln.bbox, _boxes(tables))]
+        tables += find_grid_tables(free, ctx.page)
+    use_model = route == "model" or (
+        route == "auto" and page_is_complex(page, lines, rules and not tables)
+    )
+    boxes = layout_boxes(page, light=route == "auto") if use_model else None
+    result.used_model = boxes is not None
+    if boxes is not None:
+        missed = [
+            b.bbox
+            for b in boxes
+            if b.label == "table" and all(_overlap(b.bbox, t) < 0.3 for t in _boxes(tables))
+        ]
+        tables += [t.element for t in find_text_tables(page, ctx.page, missed)]
+    # Table cells near the page edge are not running headers or footers.
+    lines = [ln for ln in lines if not _inside_any(ln.bbox, _boxes(tables))]
+    furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size)
+    body = [ln for i, ln in enumerate(lines) if i not in furniture]
+    # On a scanned page the images are the text just read, not figures.
+    figures = [] if scanned else _figures(page, ctx.page, boxes, bool(body))
+    if boxes is not None:
+        fig_boxes = [f.bbox or (0, 0, 0, 0) for f in figures]
+        body = [ln for ln in body if not _inside_any(ln.bbox, fig_boxes)]
+
+    head = [_furniture_element(lines[i], band, ctx.page) for i, band in sorted(furniture.items())]
+    result.elements.extend(e for e in head if e.type == "page_header")
+    placed = [_Placed(t) for t in tables] + [_Placed(f) for f in figures]
+    if boxes is not None:
+        ordered = _model_order(body, boxes, placed)
+    else:
+        ordered = reading_order([*_block_regions(body), *placed])
+    for item in ordered:
+        if isinstance(item, _Placed):
+            result.elements.append(item.element)
+        else:
+            result.elements.extend(classify_region(item, ctx))
+    result.elements.extend(e for e in head if e.type == "page_footer")
+    return result
+
+
+def _ocr_lines(
+    page: pymupdf.Page, page_no: int, ocr: bool, language: str, warnings: list[str]
+) -> list[Line]:
+    if not ocr:
+        warnings.append(f"page {page_no}: no text layer (scanned image) and OCR is off")
+        return []
+    if tessdata_dir(language) is None:
+        warnings.append(
+            f"page {page_no}: no text layer (scanned image) and OCR is unavailable "
+            f"(Tesseract data for {language!r} not found)"
+        )
+        return []
+    try:
+        # OCR text is set in a placeholder font: its flags say nothing about code.
+        lines = extract_lines(page, ocr_textpage(page, language))
+        for ln in lines:
+            ln.mono = False
+    except RuntimeError as exc:
+        warnings.append(f"page {page_no}: no text layer and OCR failed: {exc}")
+        return []
+    if not lines:
+        warnings.append(f"page {page_no}: no text layer and OCR found no text")
+    return lines
+
+
+def _furniture_element(line: Line, band: str, page_no: int) -> Element:
+    kind = "page_header" if band == "top" else "page_footer"
+    return Element(type=kind, text=line.text, page=page_no, bbox=line.bbox, order=0)
+
+
+def _block_regions(lines: list[Line]) -> list[TextRegion]:
+    regions: list[TextRegion] = []
+    for ln in lines:
+        if regions and regions[-1].lines[-1].block == ln.block:
+            regions[-1].lines.append(ln)
+        else:
+            regions.append(TextRegion([ln]))
+    return regions
+
+
+def _model_order(
+    body: list[Line], boxes: list[LayoutBox], placed: list[_Placed]
+) -> list[TextRegion | _Placed]:
+    """Regions in the model's order; tables/figures at their box's slot."""
+    owner = assign_lines(body, boxes)
+    per_box: dict[int, list[Line]] = {}
+    loose: list[Line] = []
+    for ln, i in zip(body, owner, strict=True):
+        if i is None:
+            loose.append(ln)
+        else:
+            per_box.setdefault(i, []).append(ln)
+    out: list[TextRegion | _Placed] = []
+    pending = list(placed)
+    for i, box in enumerate(boxes):
+        for p in [p for p in pending if _overlap(p.bbox, box.bbox) > 0.5]:
+            out.append(p)
+            pending.remove(p)
+        if i in per_box and box.label not in ("table", "picture"):
+            out.append(TextRegion(sorted(per_box[i], key=lambda ln: ln.bbox[1]), box.label))
+        elif i in per_box and box.label == "table":
+            # The model saw a table we could not rebuild: keep its text.
+            out.append(TextRegion(per_box[i], "text"))
+    for p in pending:
+        # Not matched to a model box: slot it in by its top edge.
+        at = next((k for k, item in enumerate(out) if item.bbox[1] > p.bbox[1]), len(out))
+        out.insert(at, p)
+    # Lines outside every box are appended in heuristic order, never dropped.
+    out.extend(reading_order(_block_regions(loose)))
+    return out
+
+
+def _figures(
+    page: pymupdf.Page, page_no: int, boxes: list[LayoutBox] | None, has_text: bool
+) -> list[Element]:
+    area = abs(page.rect) or 1.0
+    rects = [pymupdf.Rect(i["bbox"]) & page.rect for i in page.get_image_info()]
+    if boxes is not None:
+        rects += [pymupdf.Rect(b.bbox) for b in boxes if b.label == "picture"]
+    out: list[Element] = []
+    for r in rects:
+        share = abs(r) / area
+        # A full-page image under a text layer is a scanned page, not a figure.
+        if share < MIN_FIGURE_SHARE or (has_text and share > 0.9):
+            continue
+        if any(_overlap(tuple(r), e.bbox or (0, 0, 0, 0)) > 0.5 for e in out):
+            continue
+        bbox = (float(r.x0), float(r.y0), float(r.x1), float(r.y1))
+        out.append(Element(type="figure", text="", page=page_no, bbox=bbox, order=0))
+    return out
+
+
+def _overlap(a: tuple, b: tuple) -> float:
+    """Share of ``a`` covered by ``b``."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    area = max((a[2] - a[0]) * (a[3] - a[1]), 1e-6)
+    return max(w, 0) * max(h, 0) / area
+
+
+def _boxes(elements: list[Element]) -> list[BBox]:
+    return [e.bbox for e in elements if e.bbox is not None]
+
+
+def _inside_any(bbox: BBox, boxes: list[BBox]) -> bool:
+    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
+    return any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)

@@ -1,0 +1,167 @@
+"""Document-wide PDF profile: body font, heading styles, running furniture, outline.
+
+The profile is computed from a deterministic sample of pages (all pages of short
+documents, ``SAMPLE_PAGES`` evenly spaced pages of long ones) and never depends on
+which page range is being parsed. Parsing pages 1-100 and 101-400 separately and
+joining the parts with ``parsers.structure.finalize`` therefore yields the same
+heading levels and furniture decisions as parsing the whole file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import pymupdf
+
+from parsers.pdf_furniture import FurnitureModel
+from parsers.pdf_headings import (
+    HeadingModel,
+    OutlineIndex,
+    Style,
+    numbering_depth,
+    rank_styles,
+)
+from parsers.pdf_text import Line, extract_lines, join_lines
+
+#: Pages sampled for the profile of a long document.
+SAMPLE_PAGES = 64
+#: A heading style may cover at most this share of all characters.
+MAX_HEADING_SHARE = 0.15
+#: An outline needs this many entries to describe the document's structure.
+MIN_OUTLINE_ENTRIES = 3
+#: Heading candidates: at most this many lines / characters.
+MAX_HEADING_LINES = 3
+MAX_HEADING_CHARS = 200
+
+
+@dataclass(frozen=True)
+class PdfProfile:
+    """What the parser knows about the whole document before reading any page."""
+
+    headings: HeadingModel
+    furniture: FurnitureModel
+    outline: OutlineIndex
+    page_count: int
+
+    @property
+    def body_size(self) -> float:
+        """Dominant body font size in points."""
+        return self.headings.body_size
+
+
+def sample_pages(page_count: int, limit: int = SAMPLE_PAGES) -> list[int]:
+    """0-based page numbers of the profile sample: all, or ``limit`` spread evenly."""
+    if page_count <= limit:
+        return list(range(page_count))
+    step = (page_count - 1) / (limit - 1)
+    return sorted({round(i * step) for i in range(limit)})
+
+
+def heading_units(lines: list[Line]) -> list[list[Line]]:
+    """Split lines into MuPDF-block groups (the profile's cheap stand-in for paragraphs)."""
+    groups: list[list[Line]] = []
+    for line in lines:
+        if groups and groups[-1][-1].block == line.block:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    return groups
+
+
+def is_heading_shaped(unit: list[Line]) -> bool:
+    """Return True for a short, single-style unit that does not read like a sentence."""
+    if len(unit) > MAX_HEADING_LINES or len({ln.style for ln in unit}) != 1:
+        return False
+    text = join_lines([ln.text for ln in unit])
+    if len(text) > MAX_HEADING_CHARS or not any(c.isalpha() for c in text):
+        return False
+    return not text.endswith((".", ",", ";")) or numbering_depth(text) is not None
+
+
+def build_profile(doc: pymupdf.Document) -> PdfProfile:
+    """Compute the profile of an opened document (reads the sampled pages once)."""
+    toc = doc.get_toc(simple=True)
+    # One or two bookmarks (a paper's title) say nothing about section structure.
+    outline = OutlineIndex.from_toc(toc) if len(toc) >= MIN_OUTLINE_ENTRIES else OutlineIndex()
+    furniture = FurnitureModel()
+    sampled: list[tuple[int, list[Line], float]] = []
+    sizes: Counter[float] = Counter()
+    for pno in sample_pages(doc.page_count):
+        page = doc.load_page(pno)
+        lines = extract_lines(page)
+        height = page.rect.height
+        furniture.observe(pno, lines, height)
+        sampled.append((pno, lines, height))
+        for ln in lines:
+            sizes[round(ln.size * 2) / 2] += ln.chars
+    body = max(sizes, key=lambda s: sizes[s]) if sizes else 10.0
+    total = sum(sizes.values()) or 1
+
+    style_chars: Counter[Style] = Counter()
+    candidates: Counter[Style] = Counter()
+    first_page_only: dict[Style, bool] = {}
+    depths: dict[Style, Counter[int]] = {}
+    outline_votes: dict[Style, Counter[int]] = {}
+    for pno, lines, height in sampled:
+        furn = furniture.classify(lines, height, body)
+        kept = [ln for i, ln in enumerate(lines) if i not in furn]
+        for ln in kept:
+            style_chars[ln.style] += ln.chars
+        for unit in heading_units(kept):
+            if not is_heading_shaped(unit):
+                continue
+            style = unit[0].style
+            text = join_lines([ln.text for ln in unit])
+            if outline and not _plain_body(style, body):
+                level = outline.match(text, pno + 1, consume=False)
+                if level is not None:
+                    outline_votes.setdefault(style, Counter())[level] += 1
+            if not _heading_capable(style, body):
+                continue
+            candidates[style] += 1
+            first_page_only[style] = first_page_only.get(style, True) and pno == 0
+            depth = numbering_depth(text)
+            if depth is not None:
+                depths.setdefault(style, Counter())[depth] += 1
+
+    heading_styles = {
+        s: n for s, n in candidates.items() if style_chars[s] <= MAX_HEADING_SHARE * total
+    }
+    title_style = _title_style(heading_styles, first_page_only, body)
+    if title_style is not None:
+        heading_styles.pop(title_style, None)
+    model = HeadingModel(
+        body_size=body,
+        style_levels=rank_styles(heading_styles, depths),
+        outline_levels={s: max(v, key=lambda d: (v[d], -d)) for s, v in outline_votes.items()},
+        title_style=title_style,
+        # Trust the outline only when its titles are actually found in the text.
+        has_outline=bool(outline) and sum(sum(v.values()) for v in outline_votes.values()) >= 2,
+    )
+    return PdfProfile(
+        headings=model, furniture=furniture, outline=outline, page_count=doc.page_count
+    )
+
+
+def _plain_body(style: Style, body: float) -> bool:
+    # Outline titles also appear in body-styled tables of contents and indexes.
+    return abs(style[0] - body) <= 0.5 and not style[1]
+
+
+def _heading_capable(style: Style, body: float) -> bool:
+    size, bold = style
+    return size >= 1.12 * body or (bold and size >= 0.9 * body)
+
+
+def _title_style(
+    styles: dict[Style, int], first_page_only: dict[Style, bool], body: float
+) -> Style | None:
+    """Return the largest style if it is used once, on page 1, clearly above body size."""
+    if not styles:
+        return None
+    largest = max(styles, key=lambda s: (s[0], s[1]))
+    # A title is one unit; a style used several times is a heading level.
+    if largest[0] >= 1.3 * body and first_page_only.get(largest, False) and styles[largest] == 1:
+        return largest
+    return None

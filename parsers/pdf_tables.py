@@ -1,0 +1,167 @@
+"""Tables on PDF pages: cheap evidence test, PyMuPDF detection, validation, cells.
+
+``find_tables`` is expensive, so it only runs on pages with ruling evidence
+(:func:`has_table_rules`) or when the layout model saw a table. Every
+detected grid is validated (at least 2x2, mostly filled, not a boxed paragraph,
+not the whole page) and its cell text is rebuilt from the page's words, because
+PyMuPDF's own cell text drops spaces on PDFs that position words without space
+characters. The result is one ``table`` element per table with ``rows`` and
+``header_rows``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pymupdf
+
+from parsers.elements import Element, table_text
+from parsers.pdf_text import BBox, clean_text
+
+#: A table whose cells average more characters than this is a text box.
+MAX_MEAN_CELL_CHARS = 160
+
+
+@dataclass(frozen=True)
+class PageTable:
+    """A validated table: its element and box (for removing its text from the flow)."""
+
+    element: Element
+    bbox: BBox
+
+
+def has_table_rules(page: pymupdf.Page) -> bool:
+    """Return True when the page's vector strokes could form a table (cheap).
+
+    Evidence: three or more horizontal rules of about the same extent (booktabs
+    style), or at least three horizontal and two vertical rules (a grid). A single
+    frame around a code block or a note is not enough.
+    """
+    horizontal: list[tuple[float, float]] = []
+    vertical = 0
+    top, bottom = 0.1 * page.rect.height, 0.9 * page.rect.height
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                # Rules in the header/footer bands separate furniture from the body.
+                if max(ay, by) < top or min(ay, by) > bottom:
+                    continue
+                if abs(ay - by) < 1 and abs(ax - bx) > 10:
+                    horizontal.append((min(ax, bx), max(ax, bx)))
+                elif abs(ax - bx) < 1 and abs(ay - by) > 5:
+                    vertical += 1
+            elif item[0] == "re":
+                r = pymupdf.Rect(item[1])
+                if r.y1 < top or r.y0 > bottom:
+                    continue
+                if r.height < 3 and r.width > 10:
+                    horizontal.append((r.x0, r.x1))
+                elif r.width < 3 and r.height > 5:
+                    vertical += 1
+                elif r.width > 10 and r.height > 5:
+                    horizontal += [(r.x0, r.x1), (r.x0, r.x1)]
+                    vertical += 2
+    if len(horizontal) >= 3 and vertical >= 2:
+        return True
+    spans: dict[tuple[int, int], int] = {}
+    for x0, x1 in horizontal:
+        key = (round(x0 / 4), round(x1 / 4))
+        spans[key] = spans.get(key, 0) + 1
+    return any(n >= 3 for n in spans.values())
+
+
+def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
+    """Detect, validate and extract the ruled tables of a page (lines strategy)."""
+    return _extract(
+        page, page_no, [t for t in _safe_find(page, use_layout=False) if _valid_shape(t)]
+    )
+
+
+def find_text_tables(page: pymupdf.Page, page_no: int, regions: Sequence[BBox]) -> list[PageTable]:
+    """Rebuild tables inside boxes the layout model labelled ``table`` (text strategy)."""
+    grids: list = []
+    for r in regions:
+        found = _safe_find(page, clip=pymupdf.Rect(r), strategy="text", use_layout=False)
+        grids.extend(t for t in found if _valid_shape(t))
+    return _extract(page, page_no, grids)
+
+
+def _extract(page: pymupdf.Page, page_no: int, grids: list) -> list[PageTable]:
+    if not grids:
+        return []
+    words = page.get_text("words", flags=pymupdf.TEXT_MEDIABOX_CLIP)
+    out: list[PageTable] = []
+    for t in grids:
+        rows = _rows_from_words(t, words)
+        if not _valid_content(rows, t.bbox, page.rect):
+            continue
+        header = 1 if not t.header.external and len(rows) > 1 else 0
+        x0, y0, x1, y1 = (float(v) for v in t.bbox)
+        element = Element(
+            type="table",
+            text=table_text(rows),
+            page=page_no,
+            bbox=(x0, y0, x1, y1),
+            rows=rows,
+            header_rows=header,
+            order=0,
+        )
+        out.append(PageTable(element=element, bbox=(x0, y0, x1, y1)))
+    return out
+
+
+def _safe_find(page: pymupdf.Page, **kwargs: object) -> list:
+    # find_tables reports internal failures by returning None; a table we cannot
+    # find is not worth failing the page for.
+    try:
+        finder = page.find_tables(**kwargs)
+    except (RuntimeError, ValueError, IndexError, ZeroDivisionError):
+        return []
+    return list(finder.tables) if finder is not None else []
+
+
+def _valid_shape(t: object) -> bool:
+    return getattr(t, "row_count", 0) >= 2 and getattr(t, "col_count", 0) >= 2
+
+
+def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
+    rows_out: list[tuple[str, ...]] = []
+    for row in table.rows:  # type: ignore[attr-defined]
+        cells: list[str] = []
+        for cell in row.cells:
+            if cell is None:
+                cells.append("")
+                continue
+            x0, y0, x1, y1 = cell
+            inside = [
+                w for w in words if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1
+            ]
+            inside.sort(key=lambda w: (w[5], w[6], w[7]))
+            cells.append(clean_text(" ".join(w[4] for w in inside)).strip())
+        rows_out.append(tuple(cells))
+    return tuple(rows_out)
+
+
+def _valid_content(
+    rows: tuple[tuple[str, ...], ...], bbox: object, page_rect: pymupdf.Rect
+) -> bool:
+    cells = [c for r in rows for c in r]
+    filled = [c for c in cells if c]
+    if len(rows) < 2 or not cells or len(filled) < 0.4 * len(cells):
+        return False
+    if sum(len(c) for c in filled) / len(filled) > MAX_MEAN_CELL_CHARS:
+        return False
+    rect = pymupdf.Rect(bbox)
+    # A "table" covering nearly the whole page is a page frame, not a table.
+    return rect.get_area() < 0.85 * page_rect.get_area()
+
+
+def _iou(a: object, b: object) -> float:
+    ra, rb = pymupdf.Rect(a), pymupdf.Rect(b)
+    inter = ra & rb
+    if inter.is_empty:
+        return 0.0
+    union = ra.get_area() + rb.get_area() - inter.get_area()
+    return inter.get_area() / union if union > 0 else 0.0

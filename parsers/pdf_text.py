@@ -1,0 +1,204 @@
+"""Text-layer extraction for PDF pages: visual lines with their font facts.
+
+One ``page.get_text("dict")`` call per page (images excluded, ligatures expanded)
+is turned into :class:`Line` values: one per *visual* line, i.e. MuPDF lines that
+share a baseline and touch horizontally are merged (a bullet glyph and its text,
+a heading number and its title). Each line keeps the facts the classifiers need:
+its dominant font size, whether it is bold or monospaced, and the MuPDF block it
+came from (a first hint of paragraph boundaries).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import pymupdf
+
+BBox = tuple[float, float, float, float]
+
+# Ligatures expanded by MuPDF (no PRESERVE_LIGATURES), no inline images (slow and
+# unused: figures come from get_image_info), text clipped to the page.
+TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+
+_BOLD_FLAG = 16
+_MONO_FLAG = 8
+_MONO_NAMES = ("mono", "courier", "consol", "menlo", "typewriter", "code", "cmtt", "sfmono")
+_BOLD_NAMES = ("bold", "black", "heavy", "semibold", "demi")
+_CONTROL = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u00ad\ufeff]")
+_SPACES = re.compile(r"[ \t\u00a0\u2000-\u200b\u202f\u3000]+")
+
+
+@dataclass(slots=True)
+class Line:
+    """One visual line of text on a page.
+
+    ``size`` is the font size covering most characters; ``bold`` / ``mono`` are
+    true when most characters are bold / monospaced. ``block`` is the MuPDF block
+    number of the line's first part. ``bbox`` is in PDF points, origin top-left.
+    """
+
+    text: str
+    bbox: BBox
+    size: float
+    bold: bool
+    mono: bool
+    block: int
+    chars: int = 0
+    first_bold: bool = False
+    indent: int = 0
+
+    @property
+    def height(self) -> float:
+        """Line height in points (at least 1)."""
+        return max(self.bbox[3] - self.bbox[1], 1.0)
+
+    @property
+    def style(self) -> tuple[float, bool]:
+        """The (rounded size, bold) pair used to cluster heading styles."""
+        return (round(self.size * 2) / 2, self.bold)
+
+
+def clean_text(text: str) -> str:
+    """Normalise extracted text: NFKC (ligatures), no soft hyphens or controls, single spaces."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _CONTROL.sub("", text)
+    return _SPACES.sub(" ", text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _font_traits(font: str, flags: int) -> tuple[bool, bool]:
+    """(bold, monospaced) from the span flags and the font name."""
+    name = font.lower()
+    bold = bool(flags & _BOLD_FLAG) or any(n in name for n in _BOLD_NAMES)
+    mono = bool(flags & _MONO_FLAG) or any(n in name for n in _MONO_NAMES)
+    return bold, mono
+
+
+def _line_from_spans(spans: list[dict], block: int) -> Line | None:
+    weights: dict[float, int] = {}
+    texts: list[str] = []
+    bold = mono = total = 0
+    first_bold: bool | None = None
+    x0 = y0 = float("inf")
+    x1 = y1 = float("-inf")
+    for s in spans:
+        raw = s.get("text", "")
+        n = len(raw.strip())
+        if not raw:
+            continue
+        texts.append(raw)
+        if not n:
+            continue
+        b, m = _font_traits(s.get("font", ""), s.get("flags", 0))
+        if first_bold is None:
+            first_bold = b
+        size = round(float(s["size"]), 1)
+        weights[size] = weights.get(size, 0) + n
+        total += n
+        bold += n if b else 0
+        mono += n if m else 0
+        bx0, by0, bx1, by1 = s["bbox"]
+        x0, y0, x1, y1 = min(x0, bx0), min(y0, by0), max(x1, bx1), max(y1, by1)
+    if not total:
+        return None
+    raw_text = "".join(texts)
+    text = clean_text(raw_text).strip()
+    if not text:
+        return None
+    return Line(
+        text=text,
+        bbox=(x0, y0, x1, y1),
+        size=max(weights, key=lambda k: weights[k]),
+        bold=bold * 2 > total,
+        mono=mono * 2 > total,
+        block=block,
+        chars=total,
+        first_bold=bool(first_bold),
+        indent=len(raw_text) - len(raw_text.lstrip(" ")),
+    )
+
+
+def _same_visual_line(a: Line, b: Line) -> bool:
+    """Return True when ``b`` continues ``a`` on the same baseline, close to its right."""
+    overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+    if overlap < 0.6 * min(a.height, b.height):
+        return False
+    gap = b.bbox[0] - a.bbox[2]
+    # Gaps wider than a few em are column gutters or table cells, not word spaces.
+    return -1.0 <= gap <= 3.0 * max(a.size, b.size)
+
+
+def _merge(a: Line, b: Line) -> Line:
+    gap = b.bbox[0] - a.bbox[2]
+    sep = "" if gap < 0.15 * a.size or a.text.endswith(" ") else " "
+    total = a.chars + b.chars or 1
+    return Line(
+        text=f"{a.text}{sep}{b.text}",
+        bbox=(
+            min(a.bbox[0], b.bbox[0]),
+            min(a.bbox[1], b.bbox[1]),
+            max(a.bbox[2], b.bbox[2]),
+            max(a.bbox[3], b.bbox[3]),
+        ),
+        size=a.size if a.chars >= b.chars else b.size,
+        # A bullet or number glyph must not decide the style of the line.
+        bold=(a.bold * a.chars + b.bold * b.chars) * 2 > total,
+        mono=(a.mono * a.chars + b.mono * b.chars) * 2 > total,
+        block=a.block,
+        chars=a.chars + b.chars,
+        first_bold=a.first_bold,
+        indent=a.indent,
+    )
+
+
+def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> list[Line]:
+    """Return the page's visual lines in MuPDF's block order.
+
+    Lines that MuPDF split on one baseline are merged when they touch; far-apart
+    pieces (table cells, columns) stay separate lines. ``textpage`` (e.g. from
+    OCR) replaces the page's own text layer.
+    """
+    data = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
+    out: list[Line] = []
+    for block in data.get("blocks", ()):
+        if block.get("type", 0) != 0:
+            continue
+        for raw in block.get("lines", ()):
+            if abs(raw.get("dir", (1.0, 0.0))[1]) > 0.2:
+                # Rotated text (margin stamps, axis labels) is not part of the flow.
+                continue
+            line = _line_from_spans(raw.get("spans", ()), block.get("number", 0))
+            if line is None:
+                continue
+            if out and out[-1].block == line.block and _same_visual_line(out[-1], line):
+                out[-1] = _merge(out[-1], line)
+            else:
+                out.append(line)
+    return out
+
+
+_HYPHEN_END = re.compile(r"[A-Za-z\u00c0-\u024f]-$")
+
+
+def join_lines(texts: list[str]) -> str:
+    """Join the lines of one paragraph: de-hyphenate words broken at line ends.
+
+    A trailing hyphen after a letter is dropped when the next line starts with a
+    lower-case letter ("infor-" + "mation" -> "information"); otherwise lines are
+    joined with one space.
+    """
+    out = ""
+    for raw in texts:
+        t = raw.strip()
+        if not t:
+            continue
+        if not out:
+            out = t
+        elif _HYPHEN_END.search(out) and t[0].islower():
+            out = out[:-1] + t
+        else:
+            out = f"{out} {t}"
+    return out

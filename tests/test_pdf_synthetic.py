@@ -1,0 +1,70 @@
+"""Tiny PDFs built in the test: one behaviour each (headings, lists, code, tables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+
+from parsers.document import ParseOptions
+from parsers.pdf import parse_pdf
+
+
+def _build(path: Path) -> Path:
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 72.0
+
+    def put(
+        text: str, size: float = 11, font: str = "helv", x: float = 72, gap: float = 1.5
+    ) -> None:
+        nonlocal y
+        page.insert_text((x, y), text, fontsize=size, fontname=font)
+        y += size * gap
+
+    put("1 Introduction", 18, "hebo", gap=2)
+    put("This report describes the method. It has a long first paragraph that")
+    put("continues on a second line with a hyphen-")
+    put("ated word at the end.", gap=2.5)
+    put("1.1 Background", 14, "hebo", gap=2)
+    put("Some background text follows here.", gap=2.5)
+    put("\u2022 First item", x=80)
+    put("\u2022 Nested item", x=100)
+    put("\u2022 Second item", x=80, gap=2.5)
+    put("def main():", 10, "cour")
+    put("    return 42", 10, "cour", gap=2.5)
+    put("Table 1: Results of the runs", 10, "helv", gap=1.2)
+    top = y
+    rows = [("Run", "Score", "Time"), ("A", "0.91", "12"), ("B", "0.87", "10")]
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            page.insert_text((80 + 120 * c, top + 14 + 20 * r), cell, fontsize=10)
+    for r in range(len(rows) + 1):
+        page.draw_line((72, top + 20 * r), (432, top + 20 * r))
+    for c in range(4):
+        page.draw_line((72 + 120 * c, top), (72 + 120 * c, top + 20 * len(rows)))
+    y = top + 20 * len(rows) + 30
+    put("2 Method", 18, "hebo", gap=2)
+    put("The method section text.")
+    doc.save(path)
+    return path
+
+
+def test_synthetic_structure(tmp_path: Path) -> None:
+    doc = parse_pdf(_build(tmp_path / "synthetic.pdf"), ParseOptions(mode="fast"))
+    by_type: dict[str, list] = {}
+    for e in doc.elements:
+        by_type.setdefault(e.type, []).append(e)
+    headings = [(e.text, e.level) for e in by_type["heading"]]
+    assert headings == [("1 Introduction", 1), ("1.1 Background", 2), ("2 Method", 1)]
+    para = by_type["paragraph"][0].text
+    assert "hyphenated word" in para and para.startswith("This report")
+    items = [(e.text, e.level) for e in by_type["list_item"]]
+    assert items == [("First item", 1), ("Nested item", 2), ("Second item", 1)]
+    assert by_type["code"][0].text == "def main():\n    return 42"
+    table = by_type["table"][0]
+    assert table.rows == (("Run", "Score", "Time"), ("A", "0.91", "12"), ("B", "0.87", "10"))
+    caption = by_type["caption"][0]
+    assert caption.text.startswith("Table 1") and caption.ref == table.order
+    method = next(e for e in doc.elements if e.text == "The method section text.")
+    assert method.heading_path == ("2 Method",)
