@@ -1,10 +1,58 @@
-"""Entry point: a parsed document + options -> chunks."""
+"""Entry point: a parsed document + options -> chunks.
+
+The pipeline is a chain of pure stages (no I/O, no globals):
+``iter_units`` (furniture out, captions onto tables, sections numbered) ->
+a strategy's drafts (:mod:`chunking.sections`, :mod:`chunking.baselines`,
+:mod:`chunking.semantic`) -> ``iter_fitted`` (render, enforce the hard limit) ->
+parents (optional) -> IDs and indexes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from chunking import baselines
+from chunking.budget import Budget
+from chunking.emit import Rendered, iter_fitted
+from chunking.fingerprint import chunker_fingerprint
+from chunking.ids import assign_ids
+from chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
+from chunking.parents import parent_groups, section_parents
+from chunking.sections import elements_drafts, headings_drafts
+from chunking.semantic import semantic_chunker
+from chunking.tokens import Meter
+from chunking.units import Draft
 from parsers import ParsedDocument
 
-from chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
+#: The default embedder's input limit (all-MiniLM-L6-v2: 256 word pieces), used
+#: when neither the options nor the caller say what the embedder can read.
+DEFAULT_EMBEDDER_MAX_TOKENS = 256
+#: Hard ceiling for embedders with long inputs: past ~1,800 tokens retrieval quality
+#: falls off (the "context cliff"), so bigger windows are not filled.
+CONTEXT_CLIFF_TOKENS = 1800
+#: Default packing target for embedders that read more than this.
+DEFAULT_TARGET_TOKENS = 512
+
+
+def resolve_options(opts: ChunkOptions, embedder_max_tokens: int | None) -> ChunkOptions:
+    """Fill in the token budget from the embedder's input limit.
+
+    - ``max_tokens``: the embedder's limit (``DEFAULT_EMBEDDER_MAX_TOKENS`` when
+      unknown), capped at ``CONTEXT_CLIFF_TOKENS`` when not set explicitly; an
+      explicit value above the embedder's limit is lowered to it, so ``embed_text``
+      (context line included) is never truncated by the embedder.
+    - ``target_tokens``: ``min(max_tokens, DEFAULT_TARGET_TOKENS)`` when unset,
+      never above ``max_tokens``.
+    """
+    limit = embedder_max_tokens or DEFAULT_EMBEDDER_MAX_TOKENS
+    if opts.max_tokens is None:
+        max_tokens = min(limit, CONTEXT_CLIFF_TOKENS)
+    else:
+        max_tokens = min(opts.max_tokens, limit)
+    target = opts.target_tokens or min(max_tokens, DEFAULT_TARGET_TOKENS)
+    return opts.model_copy(
+        update={"max_tokens": max_tokens, "target_tokens": min(target, max_tokens)}
+    )
 
 
 def chunk_document(
@@ -20,5 +68,99 @@ def chunk_document(
 
     ``doc_id`` is the stable identity of the source (not its content); ``source``
     defaults to ``doc.path``. ``embed`` is needed only by the ``semantic`` strategy.
+    Options with ``max_tokens`` unset are resolved against the default embedder's
+    limit (call :func:`resolve_options` with the real embedder's limit first).
+
+    Guarantees: every body element's text is in the chunks in reading order; no
+    chunk's ``embed_text`` exceeds ``max_tokens`` as ``counter`` counts it (a table row
+    too large on its own is cut between words, see :mod:`chunking.tables`); tables
+    never share a chunk with prose;
+    IDs are unique within the document and depend only on ``doc_id``, the chunker
+    fingerprint and the chunk's content (see :mod:`chunking.ids`).
     """
-    raise NotImplementedError("chunk_document: implemented by the chunking work (issue 3)")
+    if not doc_id:
+        raise ValueError("doc_id must be a non-empty string")
+    if opts.max_tokens is None:
+        opts = resolve_options(opts, None)
+    if opts.strategy == "semantic" and embed is None:
+        raise ValueError("the 'semantic' strategy needs an embedder (embed=...)")
+    has_title = any(e.type == "title" for e in doc.elements)
+    budget = Budget(meter=Meter(counter), opts=opts, title=doc.title, root_depth=int(has_title))
+    chunker = chunker_fingerprint(opts, counter.name)
+    children = list(iter_fitted(_drafts(doc, budget, embed), budget))
+    if opts.parent_chunks:
+        groups: list[int | None] = list(parent_groups(children))
+        parents = section_parents(doc.elements, children, budget)
+    else:
+        groups, parents = [None] * len(children), []
+    return list(_assemble(children, groups, parents, doc, chunker, doc_id, source or doc.path))
+
+
+def _drafts(doc: ParsedDocument, budget: Budget, embed: Embed | None) -> Iterator[Draft]:
+    strategy = budget.opts.strategy
+    elements = doc.elements
+    if strategy == "elements":
+        return elements_drafts(elements, budget)
+    if strategy == "headings":
+        return headings_drafts(elements, budget)
+    if strategy == "semantic":
+        assert embed is not None
+        return baselines.baseline_drafts(elements, budget, semantic_chunker(embed))
+    prose = {
+        "fixed": baselines.fixed,
+        "sliding": baselines.sliding,
+        "sentences": baselines.sentences,
+        "recursive": baselines.recursive,
+        "pages": baselines.pages,
+    }[strategy]
+    return baselines.baseline_drafts(elements, budget, prose)
+
+
+def _assemble(
+    children: list[Rendered],
+    groups: list[int | None],
+    parents: list[Rendered],
+    doc: ParsedDocument,
+    chunker: str,
+    doc_id: str,
+    source: str,
+) -> Iterator[Chunk]:
+    # Parents first (children's content keys include their parent's ID); in the
+    # output each parent comes right before its first child.
+    parent_ids = assign_ids(doc_id, chunker, [p.key(None) for p in parents])
+    child_parent = [parent_ids[g] if g is not None else None for g in groups]
+    keys = [c.key(p) for c, p in zip(children, child_parent, strict=True)]
+    child_ids = assign_ids(doc_id, chunker, keys)
+    ordered: list[tuple[Rendered, str, str | None]] = []
+    emitted: set[int] = set()
+    for child, cid, pid, group in zip(children, child_ids, child_parent, groups, strict=True):
+        if group is not None and pid is not None and group not in emitted:
+            emitted.add(group)
+            ordered.append((parents[group], pid, None))
+        ordered.append((child, cid, pid))
+    for index, (r, cid, pid) in enumerate(ordered):
+        yield Chunk(
+            id=cid,
+            doc_id=doc_id,
+            source=source,
+            text=r.text,
+            embed_text=r.embed_text,
+            type=r.type,
+            heading_path=r.heading_path,
+            page_start=r.pages[0] if r.pages else None,
+            page_end=r.pages[-1] if r.pages else None,
+            pages=r.pages,
+            element_orders=r.element_orders,
+            chunk_index=index,
+            token_count=r.token_count,
+            content_sha1=r.content_sha1,
+            doc_sha1=doc.sha1,
+            chunker=chunker,
+            table_id=r.table_id,
+            table_row_start=r.table_row_start,
+            table_row_end=r.table_row_end,
+            table_markdown=r.table_markdown,
+            table_html=r.table_html,
+            caption=r.caption,
+            parent_id=pid,
+        )

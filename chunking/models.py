@@ -19,7 +19,7 @@ class TokenCounter(Protocol):
     name: str
 
     def count(self, text: str) -> int:
-        """Number of tokens ``text`` becomes for the embedder (specials included)."""
+        """Return how many tokens ``text`` becomes for the embedder (specials included)."""
         ...
 
 

@@ -1,0 +1,222 @@
+"""The last stages: render drafts to chunk fields, enforce the hard limit, assign IDs.
+
+:func:`iter_fitted` renders each draft and measures the finished ``embed_text``
+(with the real token counter, or its proven-exact additive estimate: see
+:meth:`chunking.tokens.Meter.measure`); a draft over ``max_tokens`` (a
+non-WordPiece tokenizer may exceed the packing estimate slightly) is split again:
+prose between its pieces or inside its single piece, tables between row groups.
+A single table row too large for one chunk is cut between words (see
+:func:`_split_row`): every chunk fits ``max_tokens`` as the counter counts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+
+from chunking.budget import Budget, common_path
+from chunking.context import build_embed_text
+from chunking.ids import content_key, sha1_hex
+from chunking.models import ChunkType
+from chunking.split import split_piece, split_span
+from chunking.tables import render_part, split_part, table_id
+from chunking.units import Draft, Piece, TablePart
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """A chunk's fields before identity (``id``, ``chunk_index``) is assigned."""
+
+    text: str
+    embed_text: str
+    type: ChunkType
+    heading_path: tuple[str, ...]
+    pages: tuple[int, ...]
+    element_orders: tuple[int, ...]
+    token_count: int
+    sections: tuple[int, ...]
+    table_id: str | None = None
+    table_row_start: int | None = None
+    table_row_end: int | None = None
+    table_markdown: str | None = None
+    table_html: str | None = None
+    caption: str | None = None
+
+    def key(self, parent_id: str | None) -> str:
+        """Return the content key (see :func:`chunking.ids.content_key`)."""
+        table = None
+        if self.table_id is not None:
+            assert self.table_row_start is not None and self.table_row_end is not None
+            table = (self.table_id, self.table_row_start, self.table_row_end)
+        return content_key(
+            text=self.text,
+            embed_text=self.embed_text,
+            type=self.type,
+            heading_path=self.heading_path,
+            pages=self.pages,
+            table=table,
+            parent_id=parent_id,
+        )
+
+    @property
+    def content_sha1(self) -> str:
+        """SHA1 of the stored ``text``."""
+        return sha1_hex(self.text)
+
+
+def iter_fitted(drafts: Iterable[Draft], budget: Budget) -> Iterator[Rendered]:
+    """Render every draft, splitting any whose ``embed_text`` exceeds ``max_tokens``."""
+    for draft in drafts:
+        yield from _fit(draft, budget)
+
+
+def _fit(draft: Draft, budget: Budget) -> Iterator[Rendered]:
+    rendered = render(draft, budget)
+    if rendered.token_count <= budget.max_tokens:
+        yield rendered
+        return
+    halves = _halve(draft, budget)
+    if halves is None:
+        yield from _split_row(rendered, budget)
+        return
+    for half in halves:
+        yield from _fit(half, budget)
+
+
+def _halve(draft: Draft, budget: Budget) -> tuple[Draft, ...] | None:
+    if draft.part is not None:
+        parts = split_part(draft.part)
+        return None if parts is None else tuple(Draft(part=p) for p in parts)
+    pieces = draft.pieces
+    if len(pieces) > 1:
+        middle = len(pieces) // 2
+        return Draft(pieces=pieces[:middle]), Draft(pieces=pieces[middle:])
+    piece = pieces[0]
+    limit = max(budget.piece_cost(piece) // 2, 1)
+    fragments = split_piece(piece, limit, budget.meter)
+    if len(fragments) <= 1:
+        # One word the estimate thinks fits but the tokenizer does not: halve it.
+        if piece.end - piece.start <= 1:
+            return None
+        cut = (piece.start + piece.end) // 2
+        fragments = [piece.span(piece.start, cut), piece.span(cut, piece.end)]
+    return tuple(Draft(pieces=(f,)) for f in fragments)
+
+
+def _split_row(rendered: Rendered, budget: Budget) -> Iterator[Rendered]:
+    # One table row (with its header and caption) over the limit: cut the rendered
+    # text between words into table chunks that each fit. They keep the table ID,
+    # row range and the full row's Markdown/HTML; only the first has the header.
+    limit = budget.hard(rendered.heading_path, rendered.caption)
+    text = rendered.text
+    while True:
+        spans = split_span(text, 0, len(text), limit, budget.meter)
+        pieces = [_with_text(rendered, text[a:b], budget) for a, b in spans]
+        if all(p.token_count <= budget.max_tokens for p in pieces) or limit == 1:
+            yield from pieces
+            return
+        limit = max(limit * 3 // 4, 1)
+
+
+def _with_text(rendered: Rendered, text: str, budget: Budget) -> Rendered:
+    shown_path, title, caption = budget.context(rendered.heading_path, rendered.caption)
+    embed_text = build_embed_text(
+        text,
+        title=title,
+        heading_path=shown_path,
+        caption=caption,
+        enabled=budget.opts.contextualize,
+    )
+    return replace(
+        rendered, text=text, embed_text=embed_text, token_count=budget.meter.exact(embed_text)
+    )
+
+
+def render(draft: Draft, budget: Budget) -> Rendered:
+    """Render the chunk fields of one draft."""
+    if draft.part is not None:
+        return _render_table(draft.part, budget)
+    pieces = draft.pieces
+    text = join_pieces(pieces)
+    path = common_path(pieces)
+    shown_path, title, _ = budget.context(path)
+    embed_text = build_embed_text(
+        text, title=title, heading_path=shown_path, enabled=budget.opts.contextualize
+    )
+    meter = budget.meter
+    prefix = embed_text[: len(embed_text) - len(text)]
+    estimate = meter.base + meter.cost(prefix) + sum(meter.cost(p.text) for p in pieces)
+    return Rendered(
+        text=text,
+        embed_text=embed_text,
+        type=_prose_type(pieces),
+        heading_path=path,
+        pages=tuple(sorted({p.page for p in pieces if p.page is not None})),
+        element_orders=tuple(sorted({p.order for p in pieces})),
+        token_count=meter.measure(embed_text, estimate, budget.max_tokens),
+        sections=tuple(sorted({p.section for p in pieces})),
+    )
+
+
+def join_pieces(pieces: tuple[Piece, ...]) -> str:
+    """Chunk text of prose pieces: list items one per line, other elements by blank lines."""
+    out: list[str] = []
+    for i, piece in enumerate(pieces):
+        if i:
+            prev = pieces[i - 1]
+            same_list = prev.kind == "list_item" and piece.kind == "list_item"
+            out.append("\n" if same_list else "\n\n")
+        out.append(piece.text)
+    return "".join(out)
+
+
+def _render_table(part: TablePart, budget: Budget) -> Rendered:
+    unit = part.table
+    text, markdown, html = render_part(part, budget.opts.table_format)
+    shown_path, title, caption = budget.context(unit.path, unit.caption)
+    embed_text = build_embed_text(
+        text,
+        title=title,
+        heading_path=shown_path,
+        caption=caption,
+        enabled=budget.opts.contextualize,
+    )
+    meter = budget.meter
+    prefix = embed_text[: len(embed_text) - len(text)]
+    estimate = meter.base + meter.cost(prefix) + meter.cost(text)
+    orders = {unit.element.order}
+    if unit.caption_order is not None:
+        orders.add(unit.caption_order)
+    return Rendered(
+        text=text,
+        embed_text=embed_text,
+        type="table",
+        heading_path=unit.path,
+        pages=(unit.element.page,) if unit.element.page is not None else (),
+        element_orders=tuple(sorted(orders)),
+        token_count=meter.measure(embed_text, estimate, budget.max_tokens),
+        sections=(unit.section,),
+        table_id=table_id(unit),
+        table_row_start=part.row_start,
+        table_row_end=part.row_end,
+        table_markdown=markdown,
+        table_html=html,
+        caption=unit.caption,
+    )
+
+
+_TYPE_BY_KIND: dict[str, ChunkType] = {
+    "list_item": "list",
+    "code": "code",
+    "formula": "formula",
+    "figure": "figure",
+}
+
+
+def _prose_type(pieces: tuple[Piece, ...]) -> ChunkType:
+    # A chunk of one kind of element says so (ignoring the heading that opens it);
+    # anything mixed is plain text.
+    kinds = {p.kind for p in pieces if p.kind != "heading"}
+    if len(kinds) == 1:
+        return _TYPE_BY_KIND.get(next(iter(kinds)), "text")
+    return "text"

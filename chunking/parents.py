@@ -1,0 +1,115 @@
+"""Parent chunks: one per section, for small-to-find / large-to-read retrieval.
+
+With ``parent_chunks`` on, every section (as cut by ``section_level``) also yields a
+``section`` chunk holding the section's whole text (tables in full); each child
+chunk carries its section's ``parent_id``. A parent is fetched by ID, not found by
+vector: its ``text`` may exceed the embedder's limit, so its ``embed_text`` is the
+context line plus only the leading part of the text that fits ``max_tokens``
+(deliberately cut between sentences or words, never by the embedder).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from chunking.budget import Budget, common_path
+from chunking.context import build_embed_text
+from chunking.emit import Rendered, join_pieces
+from chunking.split import split_span
+from chunking.tables import render_part
+from chunking.units import Piece, TablePart, TableUnit, Unit, iter_units
+from parsers.elements import Element
+
+
+def parent_groups(children: list[Rendered]) -> list[int]:
+    """For each child, the index of its parent group.
+
+    A group is a run of consecutive children whose sections overlap (a merged tiny
+    section joins its neighbour's group), so a parent always contains its children.
+    """
+    groups: list[int] = []
+    current: set[int] = set()
+    for child in children:
+        if groups and current.intersection(child.sections):
+            current.update(child.sections)
+        else:
+            current = set(child.sections)
+            groups.append(groups[-1] + 1 if groups else 0)
+            continue
+        groups.append(groups[-1])
+    return groups
+
+
+def section_parents(
+    elements: Iterable[Element], children: list[Rendered], budget: Budget
+) -> list[Rendered]:
+    """Build the parent chunk of every group of :func:`parent_groups`, in group order."""
+    group_of = parent_groups(children)
+    sections_of: dict[int, set[int]] = {}
+    for child, group in zip(children, group_of, strict=True):
+        sections_of.setdefault(group, set()).update(child.sections)
+    section_group = {s: g for g, secs in sections_of.items() for s in secs}
+    by_group: dict[int, list[Unit]] = {}
+    for unit in iter_units(elements, budget.opts):
+        if unit.section in section_group:
+            by_group.setdefault(section_group[unit.section], []).append(unit)
+    return [_parent(by_group.get(g, []), g, budget) for g in sorted(sections_of)]
+
+
+def _parent(units: list[Unit], group: int, budget: Budget) -> Rendered:
+    blocks: list[str] = []
+    pieces: list[Piece] = []
+    pages: set[int] = set()
+    orders: set[int] = set()
+    for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
+        if is_table:
+            for table in run:
+                assert isinstance(table, TableUnit)
+                n = len(table.rows) - table.header_rows
+                blocks.append(render_part(TablePart(table, 0, n, True, True), "markdown")[0])
+                orders.add(table.element.order)
+                if table.element.page is not None:
+                    pages.add(table.element.page)
+        else:
+            prose = tuple(u for u in run if isinstance(u, Piece))
+            blocks.append(join_pieces(prose))
+            pieces.extend(prose)
+            orders.update(p.order for p in prose)
+            pages.update(p.page for p in prose if p.page is not None)
+    text = "\n\n".join(b for b in blocks if b)
+    path = common_path(pieces)
+    return _render_parent(text, path, tuple(sorted(pages)), orders, group, budget)
+
+
+def _render_parent(
+    text: str,
+    path: tuple[str, ...],
+    pages: tuple[int, ...],
+    orders: set[int],
+    section: int,
+    budget: Budget,
+) -> Rendered:
+    shown_path, title, _ = budget.context(path)
+    limit = budget.hard(path)
+    lead = text
+    while True:
+        embed_text = build_embed_text(
+            lead, title=title, heading_path=shown_path, enabled=budget.opts.contextualize
+        )
+        tokens = budget.meter.exact(embed_text)
+        if tokens <= budget.max_tokens or len(lead) <= 1:
+            break
+        spans = split_span(lead, 0, len(lead), limit, budget.meter)
+        lead = lead[: spans[0][1]] if len(spans) > 1 else lead[: len(lead) // 2]
+        limit = max(limit * 3 // 4, 1)
+    return Rendered(
+        text=text,
+        embed_text=embed_text,
+        type="section",
+        heading_path=path,
+        pages=pages,
+        element_orders=tuple(sorted(orders)),
+        token_count=tokens,
+        sections=(section,),
+    )

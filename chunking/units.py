@@ -1,0 +1,169 @@
+"""The values flowing between chunking stages, and the first stage that makes them.
+
+- :class:`Piece`: a verbatim span of one prose element (whole, or a fragment after
+  splitting), with the element's metadata.
+- :class:`TableUnit`: one table element with its linked caption.
+- :class:`Draft`: what becomes one chunk: prose pieces, or one table row group.
+
+:func:`iter_units` is the first stage of every strategy: it drops page furniture
+(unless asked not to), drops empty elements, attaches captions to their tables and
+assigns each unit the index of the section it belongs to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from chunking.models import ChunkOptions
+from parsers.elements import Element
+
+PieceKind = Literal[
+    "heading", "text", "list_item", "code", "formula", "figure", "caption", "footnote", "furniture"
+]
+
+_KIND_BY_TYPE: dict[str, PieceKind] = {
+    "title": "heading",
+    "heading": "heading",
+    "paragraph": "text",
+    "list_item": "list_item",
+    "code": "code",
+    "formula": "formula",
+    "figure": "figure",
+    "caption": "caption",
+    "footnote": "footnote",
+    "page_header": "furniture",
+    "page_footer": "furniture",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A verbatim span ``source[start:end]`` of one prose element.
+
+    ``path`` is the heading path the span sits under; for a heading it includes the
+    heading itself (so a chunk opening with a heading is labelled with it).
+    ``section`` is the index of the section (see :func:`iter_units`).
+    """
+
+    source: str
+    start: int
+    end: int
+    kind: PieceKind
+    order: int
+    page: int | None
+    path: tuple[str, ...]
+    section: int
+
+    @property
+    def text(self) -> str:
+        """The span's text."""
+        return self.source[self.start : self.end]
+
+    def span(self, start: int, end: int) -> Piece:
+        """Return the same element, narrowed to ``source[start:end]``."""
+        return replace(self, start=start, end=end)
+
+    @property
+    def whole(self) -> bool:
+        """True if the piece is the element's entire (trimmed) text."""
+        return self.start == _lead(self.source) and self.end == _trail(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class TableUnit:
+    """A table element: its rows, header row count and linked caption."""
+
+    element: Element
+    rows: tuple[tuple[str, ...], ...]
+    header_rows: int
+    caption: str | None
+    caption_order: int | None
+    path: tuple[str, ...]
+    section: int
+
+
+@dataclass(frozen=True, slots=True)
+class TablePart:
+    """Rows ``[row_start, row_end)`` of a table's data rows, headers repeated."""
+
+    table: TableUnit
+    row_start: int
+    row_end: int
+    first: bool
+    whole: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """One future chunk: prose ``pieces``, or a table ``part`` (never both)."""
+
+    pieces: tuple[Piece, ...] = ()
+    part: TablePart | None = None
+
+
+Unit = Piece | TableUnit
+
+
+def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit]:
+    """Yield the document's chunkable units in reading order.
+
+    A section starts at every title and at every heading of level <=
+    ``opts.section_level``; units carry the running section index. Captions linked
+    (``ref``) to a table travel inside its :class:`TableUnit` instead of as prose.
+    """
+    items = [e for e in elements if opts.include_furniture or not e.is_furniture]
+    table_orders = {e.order for e in items if e.type == "table"}
+    captions = {
+        e.ref: e for e in items if e.type == "caption" and e.ref in table_orders and e.text.strip()
+    }
+    attached = {c.order for c in captions.values()}
+    section = 0
+    for el in items:
+        if el.order in attached:
+            continue
+        if el.is_heading and (el.type == "title" or (el.level or 1) <= opts.section_level):
+            section += 1
+        if el.type == "table":
+            yield _table_unit(el, captions.get(el.order), section)
+        elif el.text.strip():
+            path = el.heading_path + ((_clean(el.text),) if el.is_heading else ())
+            yield Piece(
+                source=el.text,
+                start=_lead(el.text),
+                end=_trail(el.text),
+                kind=_KIND_BY_TYPE[el.type],
+                order=el.order,
+                page=el.page,
+                path=path,
+                section=section,
+            )
+
+
+def _table_unit(el: Element, caption: Element | None, section: int) -> TableUnit:
+    rows = el.rows
+    if not rows:
+        # A table the parser could not grid: its text lines become one-cell rows.
+        rows = tuple(tuple(line.split("\t")) for line in el.text.splitlines() if line.strip())
+    return TableUnit(
+        element=el,
+        rows=rows,
+        header_rows=min(el.header_rows, len(rows)),
+        caption=_clean(caption.text) if caption is not None else None,
+        caption_order=caption.order if caption is not None else None,
+        path=el.heading_path,
+        section=section,
+    )
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _lead(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _trail(text: str) -> int:
+    return len(text.rstrip())

@@ -1,0 +1,204 @@
+"""Retrieval evaluation of a chunking: recall@k and MRR on verbatim-evidence questions.
+
+A QA file has one JSON object per line: ``question``, ``evidence`` (a string copied
+verbatim from the document), optionally ``doc`` (the file name it comes from) and
+``kind`` (a tag such as ``table`` or ``heading`` for per-kind scores).
+
+Retrieval is exhaustive cosine similarity over every chunk of every document (in
+memory, numpy), so scores measure the chunking and the embedder, nothing else. A
+retrieved chunk is a hit when its ``text`` contains the evidence (whitespace
+normalised) and, if the question names a ``doc``, it comes from that document.
+Parent (``section``) chunks are not retrieved: they are read, not searched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from chunking.models import Chunk
+from storage.embedders.base import Embedder
+
+KS = (1, 5, 10)
+_WS = re.compile(r"\s+")
+
+
+class QAItem(BaseModel):
+    """One evaluation question."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question: str
+    evidence: str
+    doc: str | None = None
+    kind: str | None = None
+
+
+class Scores(BaseModel):
+    """Recall@k (share of questions with a hit in the top k) and MRR over ``n`` questions."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    recall_at_1: float
+    recall_at_5: float
+    recall_at_10: float
+    mrr: float
+
+
+class StrategyReport(BaseModel):
+    """The evaluation of one chunking over the whole QA set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    strategy: str
+    chunker: str
+    chunks: int
+    embedded_tokens: int
+    evidence_in_chunks: int
+    overall: Scores
+    by_kind: dict[str, Scores]
+
+
+def normalize(text: str) -> str:
+    """Collapse whitespace runs to single spaces and strip (the hit comparison)."""
+    return _WS.sub(" ", text).strip()
+
+
+def load_qa(path: str | Path) -> list[QAItem]:
+    """Read a QA JSONL file; raises ``ValueError`` naming the file and line on bad input."""
+    items: list[QAItem] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                item = QAItem.model_validate(json.loads(line))
+            except (json.JSONDecodeError, ValidationError) as err:
+                reason = str(err).splitlines()[0]
+                raise ValueError(f"{path}:{lineno}: not a QA item ({reason})") from err
+            if not normalize(item.evidence):
+                raise ValueError(f"{path}:{lineno}: empty evidence")
+            items.append(item)
+    if not items:
+        raise ValueError(f"{path}: no questions")
+    return items
+
+
+def hit_ranks(
+    questions: Sequence[QAItem],
+    chunks: Sequence[Chunk],
+    chunk_docs: Sequence[str],
+    chunk_vectors: np.ndarray[Any, Any],
+    query_vectors: np.ndarray[Any, Any],
+    k: int,
+) -> list[int | None]:
+    """For each question, the 1-based rank of the first hit in the top ``k`` (or None).
+
+    ``chunk_docs[i]`` is the file name chunk ``i`` came from; vectors are rows.
+    """
+    if len(chunks) == 0:
+        return [None] * len(questions)
+    sims = _unit(query_vectors) @ _unit(chunk_vectors).T
+    texts = [normalize(c.text) for c in chunks]
+    ranks: list[int | None] = []
+    for qi, item in enumerate(questions):
+        top = _top_k(sims[qi], k)
+        evidence = normalize(item.evidence)
+        rank = None
+        for position, ci in enumerate(top, 1):
+            if evidence in texts[ci] and (item.doc is None or chunk_docs[ci] == item.doc):
+                rank = position
+                break
+        ranks.append(rank)
+    return ranks
+
+
+def score(ranks: Iterable[int | None]) -> Scores:
+    """Recall@1/5/10 and MRR (reciprocal rank, 0 for a miss) of a list of hit ranks."""
+    values = list(ranks)
+    n = len(values)
+    if n == 0:
+        return Scores(n=0, recall_at_1=0.0, recall_at_5=0.0, recall_at_10=0.0, mrr=0.0)
+
+    def recall(k: int) -> float:
+        return sum(1 for r in values if r is not None and r <= k) / n
+
+    mrr = sum(1.0 / r for r in values if r is not None) / n
+    return Scores(
+        n=n, recall_at_1=recall(1), recall_at_5=recall(5), recall_at_10=recall(10), mrr=mrr
+    )
+
+
+def evaluate_chunks(
+    strategy: str,
+    questions: Sequence[QAItem],
+    chunks_by_doc: dict[str, list[Chunk]],
+    embedder: Embedder,
+    *,
+    k: int = 10,
+    cache: dict[str, list[float]] | None = None,
+) -> StrategyReport:
+    """Embed all chunks and questions with ``embedder`` and score retrieval.
+
+    ``cache`` (text -> vector) lets several strategies share vectors of identical
+    embed texts within one run.
+    """
+    docs: list[str] = []
+    chunks: list[Chunk] = []
+    for name in sorted(chunks_by_doc):
+        for chunk in chunks_by_doc[name]:
+            if chunk.type != "section":
+                docs.append(name)
+                chunks.append(chunk)
+    cache = {} if cache is None else cache
+    chunk_vectors = _embed_cached([c.embed_text for c in chunks], embedder, cache)
+    query_vectors = np.array(
+        [embedder.embed_query(q.question) for q in questions], dtype=np.float32
+    )
+    ranks = hit_ranks(questions, chunks, docs, chunk_vectors, query_vectors, max(k, max(KS)))
+    texts = [normalize(c.text) for c in chunks]
+    found = sum(1 for q in questions if any(normalize(q.evidence) in t for t in texts))
+    kinds = sorted({q.kind for q in questions if q.kind})
+    return StrategyReport(
+        strategy=strategy,
+        chunker=chunks[0].chunker if chunks else "",
+        chunks=len(chunks),
+        embedded_tokens=sum(c.token_count for c in chunks),
+        evidence_in_chunks=found,
+        overall=score(ranks),
+        by_kind={
+            kind: score(r for q, r in zip(questions, ranks, strict=True) if q.kind == kind)
+            for kind in kinds
+        },
+    )
+
+
+def _embed_cached(
+    texts: list[str], embedder: Embedder, cache: dict[str, list[float]]
+) -> np.ndarray[Any, Any]:
+    missing = list(dict.fromkeys(t for t in texts if t not in cache))
+    if missing:
+        for text, vector in zip(missing, embedder.embed_documents(missing), strict=True):
+            cache[text] = vector
+    if not texts:
+        return np.zeros((0, max(embedder.dimension, 1)), dtype=np.float32)
+    return np.array([cache[t] for t in texts], dtype=np.float32)
+
+
+def _unit(matrix: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def _top_k(row: np.ndarray[Any, Any], k: int) -> list[int]:
+    # Stable order: by similarity descending, ties by chunk position.
+    k = min(k, row.shape[0])
+    order = np.argsort(-row, kind="stable")
+    return [int(i) for i in order[:k]]

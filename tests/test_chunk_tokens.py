@@ -1,0 +1,99 @@
+"""Token budgets against real WordPiece tokenizers (HF ``tokenizers``), offline."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+from chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
+from chunking.tokens import Meter
+from parsers.document import ParsedDocument
+from tests.test_chunk_support import documents, el, make_doc, words
+
+MINILM_TOKENIZER = (
+    Path(__file__).resolve().parents[1]
+    / "storage"
+    / "models"
+    / "all-MiniLM-L6-v2-int8"
+    / "tokenizer.json"
+)
+
+
+class HFCounter:
+    """A TokenCounter over a ``tokenizers.Tokenizer`` (specials included, no truncation)."""
+
+    def __init__(self, tokenizer: Tokenizer, name: str) -> None:
+        tokenizer.no_truncation()
+        self.tokenizer = tokenizer
+        self.name = name
+
+    def count(self, text: str) -> int:
+        return len(self.tokenizer.encode(text).ids)
+
+
+def toy_wordpiece() -> HFCounter:
+    """A BERT-style WordPiece tokenizer with a tiny vocabulary built right here.
+
+    Whole words only for a few common ones; everything else falls apart into
+    ``##``-continued characters, so counts are large and very non-uniform: a
+    hard test for budgets estimated word by word.
+    """
+    chars = string.ascii_lowercase + string.digits + string.punctuation + "éĉ東京"
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    vocab += ["the", "of", "table", "revenue", "section", "data", "value", "model", "growth"]
+    vocab += list(chars) + [f"##{c}" for c in chars]
+    tok = Tokenizer(models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
+    return HFCounter(tok, "toy-wordpiece")
+
+
+TOY = toy_wordpiece()
+
+
+def test_meter_is_exact_for_wordpiece():
+    meter = Meter(TOY)
+    text = "The revenue table, of Q3 2024: growth (see e.g. Fig. 3) résumé 東京."
+    assert meter.base == 2
+    assert meter.cost(text) + meter.base == TOY.count(text)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    doc=documents(),
+    strategy=st.sampled_from(["elements", "headings", "fixed", "recursive", "pages"]),
+    limit=st.integers(40, 256),
+)
+def test_embed_text_never_exceeds_the_embedder_limit(
+    doc: ParsedDocument, strategy: str, limit: int
+) -> None:
+    """With the embedder's own tokenizer, resolve_options + chunking never overflow it."""
+    opts = resolve_options(ChunkOptions(strategy=strategy), limit)
+    for c in chunk_document(doc, opts, TOY, doc_id="d"):
+        assert TOY.count(c.embed_text) <= limit
+
+
+@pytest.mark.skipif(not MINILM_TOKENIZER.is_file(), reason="MiniLM model folder not built yet")
+def test_minilm_tokenizer_budget_and_approximation():
+    counter = HFCounter(Tokenizer.from_file(str(MINILM_TOKENIZER)), "minilm")
+    paragraphs = [
+        el("heading", "3 Results", level=1),
+        *[el("paragraph", f"Paragraph {i}: " + words(120, f"term{i}x")) for i in range(6)],
+    ]
+    doc = make_doc(paragraphs, title="A fairly long document title for the context line")
+    opts = resolve_options(ChunkOptions(), 256)
+    chunks = chunk_document(doc, opts, counter, doc_id="d")
+    assert chunks and all(counter.count(c.embed_text) <= 256 for c in chunks)
+    assert all(c.token_count == counter.count(c.embed_text) for c in chunks)
+    # The approximation tracks the real tokenizer within a factor on English prose.
+    prose = "The chunker packs paragraphs of one section up to the embedder's limit."
+    ratio = ApproxTokenCounter().count(prose) / counter.count(prose)
+    assert 0.8 <= ratio <= 1.5

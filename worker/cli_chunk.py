@@ -1,0 +1,269 @@
+"""``chunkweave chunk FILE`` and ``chunkweave eval --qa FILE --docs DIR``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, get_args
+
+import click
+
+from chunking import ApproxTokenCounter, Chunk, ChunkOptions, chunk_document, resolve_options
+from chunking.models import Strategy, TokenCounter
+from parsers import ParsedDocument, parse_document
+from worker.cli_common import echo_json, friendly_errors
+
+if TYPE_CHECKING:
+    from storage.embedders.base import Embedder
+
+STRATEGIES = list(get_args(Strategy))
+DOC_SUFFIXES = (".pdf", ".docx")
+#: Strategies ``eval`` compares when none is given (``semantic`` is opt-in: slow).
+DEFAULT_EVAL_STRATEGIES = ("elements", "headings", "fixed", "recursive", "sentences")
+
+
+def register(group: click.Group) -> None:
+    """Add the ``chunk`` and ``eval`` commands to the root command group."""
+    group.add_command(chunk_command)
+    group.add_command(eval_command)
+
+
+@click.command("chunk")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None, help="Default: settings.")
+@click.option("--max-tokens", type=click.IntRange(9), default=None, help="Hard chunk size.")
+@click.option("--target-tokens", type=click.IntRange(9), default=None, help="Packing target.")
+@click.option("--overlap-tokens", type=click.IntRange(0), default=None, help="Baselines only.")
+@click.option("--parents", is_flag=True, help="Also emit section-level parent chunks.")
+@click.option("--no-context", is_flag=True, help="Embed text without the context line.")
+@click.option("--table-format", type=click.Choice(["markdown", "html"]), default=None)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "md"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: one chunk JSON per line; md: readable view with boundaries.",
+)
+@friendly_errors
+def chunk_command(
+    file: str,
+    strategy: str | None,
+    max_tokens: int | None,
+    target_tokens: int | None,
+    overlap_tokens: int | None,
+    parents: bool,
+    no_context: bool,
+    table_format: str | None,
+    fmt: str,
+) -> None:
+    """Parse FILE and print its chunks."""
+    from worker.settings import get_settings
+
+    settings = get_settings()
+    overrides: dict[str, Any] = {
+        "strategy": strategy,
+        "max_tokens": max_tokens,
+        "target_tokens": target_tokens,
+        "overlap_tokens": overlap_tokens,
+        "table_format": table_format,
+    }
+    if parents:
+        overrides["parent_chunks"] = True
+    if no_context:
+        overrides["contextualize"] = False
+    opts = _options(settings.chunking, overrides)
+    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    counter: TokenCounter = embedder if embedder is not None else ApproxTokenCounter()
+    resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
+    if max_tokens is not None and resolved.max_tokens != max_tokens:
+        click.echo(
+            f"note: --max-tokens {max_tokens} lowered to the embedder's limit "
+            f"{resolved.max_tokens}",
+            err=True,
+        )
+    doc = parse_document(file, settings.parse)
+    chunks = chunk_document(
+        doc,
+        resolved,
+        counter,
+        doc_id=_doc_id(file),
+        source=file,
+        embed=embedder.embed_documents if embedder is not None else None,
+    )
+    if not chunks:
+        click.echo(f"warning: {file}: no chunks (document has no body text)", err=True)
+    for warning in doc.warnings:
+        click.echo(f"warning: {file}: {warning}", err=True)
+    if fmt == "jsonl":
+        for c in chunks:
+            click.echo(c.model_dump_json())
+    else:
+        click.echo(to_markdown(chunks), nl=False)
+
+
+@click.command("eval")
+@click.option("--qa", "qa_path", required=True, type=click.Path(dir_okay=False, exists=True))
+@click.option("--docs", "docs_dir", required=True, type=click.Path(file_okay=False, exists=True))
+@click.option(
+    "--strategy",
+    "strategies",
+    type=click.Choice(STRATEGIES),
+    multiple=True,
+    help=f"Repeatable. Default: {', '.join(DEFAULT_EVAL_STRATEGIES)}.",
+)
+@click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--max-tokens", type=click.IntRange(9), default=None)
+@click.option("--overlap-tokens", type=click.IntRange(0), default=None, help="Baselines only.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@friendly_errors
+def eval_command(
+    qa_path: str,
+    docs_dir: str,
+    strategies: tuple[str, ...],
+    k: int,
+    max_tokens: int | None,
+    overlap_tokens: int | None,
+    as_json: bool,
+) -> None:
+    """Score retrieval (recall@1/5/10, MRR) of chunking strategies on a QA file.
+
+    Every document in DOCS (PDF/DOCX) is parsed once; when every question names
+    its ``doc``, only those documents are used. Each strategy's chunks are
+    embedded with the configured embedder and searched exhaustively.
+    """
+    from storage.evaluate import evaluate_chunks, load_qa
+    from worker.settings import get_settings
+
+    settings = get_settings()
+    questions = load_qa(qa_path)
+    embedder = _embedder(settings, need_vectors=True)
+    assert embedder is not None
+    files = _eval_files(Path(docs_dir), {q.doc for q in questions})
+    parsed: dict[str, ParsedDocument] = {}
+    for path in files:
+        click.echo(f"parsing {path.name}", err=True)
+        parsed[path.name] = parse_document(path, settings.parse)
+    cache: dict[str, list[float]] = {}
+    reports = []
+    for strategy in strategies or DEFAULT_EVAL_STRATEGIES:
+        overrides = {"strategy": strategy, "max_tokens": max_tokens}
+        overrides["overlap_tokens"] = overlap_tokens
+        opts = resolve_options(_options(settings.chunking, overrides), embedder.max_tokens)
+        started = time.perf_counter()
+        chunks = {
+            name: chunk_document(doc, opts, embedder, doc_id=name, embed=embedder.embed_documents)
+            for name, doc in parsed.items()
+        }
+        report = evaluate_chunks(strategy, questions, chunks, embedder, k=k, cache=cache)
+        click.echo(f"{strategy}: {time.perf_counter() - started:.1f}s", err=True)
+        reports.append(report)
+    if as_json:
+        echo_json(
+            {
+                "k": k,
+                "questions": len(questions),
+                "embedder": embedder.name,
+                "reports": [r.model_dump() for r in reports],
+            }
+        )
+        return
+    click.echo(_report_table(reports, len(questions), embedder.name))
+
+
+def to_markdown(chunks: list[Chunk]) -> str:
+    """Render chunks for humans: a header line per chunk (type, pages, tokens, path)."""
+    out: list[str] = []
+    for c in chunks:
+        pages = _pages(c)
+        head = f"## [{c.chunk_index}] {c.type} · {pages} · {c.token_count} tokens"
+        if c.table_id is not None:
+            head += f" · table {c.table_id} rows {c.table_row_start}-{c.table_row_end}"
+        out.append(head)
+        out.append(f"path: {' > '.join(c.heading_path) or '(none)'}")
+        out.append(f"id: {c.id}" + (f" · parent {c.parent_id}" if c.parent_id else ""))
+        out.append("")
+        out.append(c.text)
+        out.append("")
+        out.append("---")
+        out.append("")
+    return "\n".join(out)
+
+
+def _pages(c: Chunk) -> str:
+    if c.page_start is None:
+        return "no page"
+    if c.page_start == c.page_end:
+        return f"p. {c.page_start}"
+    return f"pp. {c.page_start}-{c.page_end}"
+
+
+def _options(base: ChunkOptions, overrides: dict[str, Any]) -> ChunkOptions:
+    # Validate the merged options as a whole (unknown or bad values are errors).
+    data = base.model_dump()
+    data.update({key: value for key, value in overrides.items() if value is not None})
+    return ChunkOptions.model_validate(data)
+
+
+def _embedder(settings: Any, *, need_vectors: bool) -> Embedder | None:
+    """Build the configured embedder; None (with a note) when only counting is needed."""
+    try:
+        from storage.embedders import make_embedder
+    except ImportError as err:
+        if need_vectors:
+            raise click.ClickException(f"no embedder available: {err}") from err
+        click.echo(
+            "note: embedder not available; sizes use the approximate token counter", err=True
+        )
+        return None
+    try:
+        return make_embedder(settings.embedder)
+    except Exception as err:
+        if need_vectors:
+            raise
+        click.echo(
+            f"note: embedder unavailable ({err}); sizes use the approximate token counter",
+            err=True,
+        )
+        return None
+
+
+def _doc_id(path: str) -> str:
+    try:
+        from storage.ingest import doc_id_for
+
+        return doc_id_for(path)
+    except (ImportError, NotImplementedError):
+        return Path(path).resolve().as_uri()
+
+
+def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
+    files = sorted(p for p in docs_dir.iterdir() if p.suffix.lower() in DOC_SUFFIXES)
+    if None not in named:
+        missing = sorted(str(n) for n in named if not (docs_dir / str(n)).is_file())
+        if missing:
+            raise click.ClickException(f"{docs_dir}: QA documents not found: {', '.join(missing)}")
+        files = [p for p in files if p.name in named]
+    if not files:
+        raise click.ClickException(f"{docs_dir}: no PDF or DOCX documents")
+    return files
+
+
+def _report_table(reports: list[Any], n: int, embedder: str) -> str:
+    lines = [
+        f"{n} questions, embedder {embedder}",
+        f"{'strategy':<11} {'chunks':>6} {'tokens':>8} {'found':>5} "
+        f"{'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR':>5}",
+    ]
+    for r in reports:
+        s = r.overall
+        lines.append(
+            f"{r.strategy:<11} {r.chunks:>6} {r.embedded_tokens:>8} {r.evidence_in_chunks:>5} "
+            f"{s.recall_at_1:>5.2f} {s.recall_at_5:>5.2f} {s.recall_at_10:>5.2f} {s.mrr:>5.2f}"
+        )
+        for kind, ks in r.by_kind.items():
+            lines.append(
+                f"  {kind:<9} {'':>6} {'':>8} {ks.n:>5} {ks.recall_at_1:>5.2f} "
+                f"{ks.recall_at_5:>5.2f} {ks.recall_at_10:>5.2f} {ks.mrr:>5.2f}"
+            )
+    return "\n".join(lines)
