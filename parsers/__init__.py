@@ -1,9 +1,9 @@
 """File -> typed elements. The public entry point is :func:`parse_document`."""
 
+from parsers.api import parse_document
 from parsers.document import ParsedDocument, ParseOptions
 from parsers.elements import Element, table_to_html, table_to_markdown
 from parsers.errors import ParseError
-from parsers.api import parse_document
 
 __all__ = [
     "Element",

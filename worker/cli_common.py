@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
+
 from parsers.errors import ParseError
 
 F = TypeVar("F", bound=Callable[..., Any])

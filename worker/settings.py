@@ -9,11 +9,12 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from chunking.models import ChunkOptions
-from parsers.document import ParseOptions
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from chunking.models import ChunkOptions
+from parsers.document import ParseOptions
 from storage.config import EmbedderConfig, WeaviateConfig
 
 
@@ -50,6 +51,48 @@ class Settings(BaseSettings):
     max_memory_mb: int = Field(default=2048, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     fanout_pages: int = Field(default=200, gt=0)
+    # --- service (issue 5): queue, locks, job state, watcher, API ---------------------
+    #: Celery queue the tasks are routed to (``chunkweave worker --queues`` reads it).
+    queue: str = "chunkweave"
+    #: Pages per fan-out part when a PDF is split (see ``worker.fanout``).
+    fanout_part_pages: int = Field(default=100, gt=0)
+    #: Chunks per embed slice of a fanned-out document (``worker.fanout_write``);
+    #: documents with fewer chunks are embedded by the joining task itself.
+    fanout_embed_chunks: int = Field(default=256, gt=0)
+    #: TTL of the per-document write lock; a live task renews it every third of this.
+    lock_ttl_s: int = Field(default=30, ge=2)
+    #: Retries of a task that met a transient error (store/embedder unavailable).
+    task_max_retries: int = Field(default=5, ge=0)
+    #: Upper bound of the exponential retry backoff (jitter applies below it).
+    retry_backoff_max_s: int = Field(default=300, gt=0)
+    #: How long job state, attempt counters and fan-out scratch live in Redis.
+    job_ttl_s: int = Field(default=7 * 24 * 3600, gt=0)
+    #: Seconds between full reconciles of a watched folder (events cover the rest).
+    watch_reconcile_s: float = Field(default=300.0, gt=0)
+    #: Seconds a watched file must stay unchanged before a polling watcher acts on it.
+    watch_settle_s: float = Field(default=1.0, ge=0)
+    #: Where HTTP uploads are written; must be visible to every worker (shared volume).
+    uploads_dir: Path | None = None
+    #: Key that signs completion webhooks (HMAC-SHA256 in ``X-Chunkweave-Signature``).
+    webhook_secret: SecretStr | None = None
+    webhook_retries: int = Field(default=5, ge=0)
+    webhook_timeout_s: float = Field(default=10.0, gt=0)
+    #: ``module:function`` building the per-process pipeline from the settings (see
+    #: ``worker.runtime``); replace it to plug in a different pipeline.
+    pipeline_factory: str = "worker.runtime:default_pipeline"
+    #: TEST-ONLY fault injection, off by default (see ``worker.faults``): a document whose
+    #: bytes contain ``fault_hang_marker`` sleeps inside its task; one containing
+    #: ``fault_crash_marker`` SIGKILLs its worker process (a stand-in for the OOM killer).
+    fault_hang_marker: str | None = None
+    fault_crash_marker: str | None = None
+    #: Like ``fault_hang_marker`` but ignores the soft limit (a hang in C code), so
+    #: only the hard limit (the pool killing the process) ends it.
+    fault_hard_hang_marker: str | None = None
+
+    @property
+    def upload_dir(self) -> Path:
+        """Directory for HTTP uploads (``uploads_dir`` or ``<data_dir>/uploads``)."""
+        return self.uploads_dir or self.data_dir / "uploads"
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,110 @@
+"""Watched folder against the real filesystem (inotify and polling) and a real Redis."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures_services import wait_for
+from worker.enqueue import Enqueuer
+from worker.settings import Settings
+from worker.watch_fs import FolderWatcher
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def enq(service_env: dict[str, str]) -> Iterator[Enqueuer]:
+    e = Enqueuer(
+        Settings(
+            redis_url=service_env["CHUNKWEAVE_REDIS_URL"], queue=service_env["CHUNKWEAVE_QUEUE"]
+        )
+    )
+    yield e
+    e.close()
+
+
+class Running:
+    def __init__(self, watcher: FolderWatcher) -> None:
+        self.watcher = watcher
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=watcher.run, args=(self.stop,), daemon=True)
+        self.thread.start()
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+
+
+def _actions(enq: Enqueuer, watcher: FolderWatcher) -> list[tuple[str, str]]:
+    out = []
+    for job_id in list(watcher.jobs):
+        job = enq.jobs.get(job_id, with_docs=True)
+        assert job is not None
+        out += [(d.action, Path(d.source).name) for d in job.docs or ()]
+    return sorted(out)
+
+
+def _write(path: Path, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+
+
+def _expect(enq, watcher, expected: list[tuple[str, str]], what: str) -> None:
+    wait_for(lambda: _actions(enq, watcher) == sorted(expected), timeout_s=15, what=what)
+
+
+def test_folder_events_reconcile_and_restart(enq: Enqueuer, tmp_path: Path):
+    root = tmp_path / "watched"
+    (root / "sub").mkdir(parents=True)
+    _write(root / "a.pdf", b"%PDF a")
+    watcher = FolderWatcher(root, enq, reconcile_s=3600)
+    run = Running(watcher)
+    _expect(enq, watcher, [("ingest", "a.pdf")], "reconcile on start")
+
+    _write(root / "sub" / "b.docx", b"PK docx")
+    _write(root / ".hidden.pdf", b"%PDF hidden")
+    _write(root / "c.pdf.part", b"%PDF partial")
+    _write(root / "notes.txt", b"not a document")
+    tmp = root / ".tmp-upload"
+    _write(tmp, b"%PDF renamed")
+    os.rename(tmp, root / "c.pdf")  # atomic rename into place
+    expected = [("ingest", "a.pdf"), ("ingest", "b.docx"), ("ingest", "c.pdf")]
+    _expect(enq, watcher, expected, "close-after-write and rename events")
+
+    _write(root / "a.pdf", b"%PDF a, changed")
+    (root / "sub" / "b.docx").unlink()
+    expected += [("ingest", "a.pdf"), ("delete", "b.docx")]
+    _expect(enq, watcher, expected, "change and delete events")
+    run.halt()
+
+    # While the watcher is down: one file added, one removed, one untouched.
+    _write(root / "d.pdf", b"%PDF d")
+    (root / "a.pdf").unlink()
+    watcher2 = FolderWatcher(root, enq, reconcile_s=3600)
+    run2 = Running(watcher2)
+    _expect(enq, watcher2, [("delete", "a.pdf"), ("ingest", "d.pdf")], "catch-up reconcile")
+    run2.halt()
+
+
+def test_polling_observer_acts_once_file_is_stable(enq: Enqueuer, tmp_path: Path):
+    root = tmp_path / "watched"
+    root.mkdir()
+    watcher = FolderWatcher(root, enq, polling=True, reconcile_s=3600, settle_s=2.5)
+    run = Running(watcher)
+    try:
+        with open(root / "slow.pdf", "wb") as fh:
+            for i in range(3):  # a slow writer: a chunk every second, below settle_s
+                fh.write(b"%%PDF chunk %d" % i)
+                fh.flush()
+                time.sleep(1.0)
+                assert _actions(enq, watcher) == [], "acted on a file still being written"
+        _expect(enq, watcher, [("ingest", "slow.pdf")], "settled file in polling mode")
+    finally:
+        run.halt()

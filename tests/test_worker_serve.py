@@ -1,0 +1,98 @@
+"""``chunkweave serve``: embedded Redis, watched folder, API, real pipeline, clean Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from storage.ingest import Pipeline, doc_id_for
+from tests.fixtures_services import ROOT, wait_for
+from worker.local_redis import free_port
+
+pytestmark = pytest.mark.integration
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _descendants(pid: int) -> set[int]:
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        parent = frontier.pop()
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError):
+                continue
+            if ppid == parent and int(entry.name) not in found:
+                found.add(int(entry.name))
+                frontier.add(int(entry.name))
+    return found
+
+
+def test_serve_watch_folder_end_to_end_and_clean_shutdown(
+    pipeline_env, stored: Pipeline, corpus: Path, tmp_path: Path
+):
+    env = dict(pipeline_env)
+    del env["CHUNKWEAVE_REDIS_URL"]  # serve must start its own embedded redis-server
+    env["CHUNKWEAVE_WATCH_SETTLE_S"] = "0.5"
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    port = free_port()
+    log = tmp_path / "serve.log"
+    cmd = [
+        str(Path(sys.executable).parent / "chunkweave"), "serve", "--watch", str(inbox),
+        "--workers", "1", "--api-port", str(port),
+    ]  # fmt: skip
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+    api = f"http://127.0.0.1:{port}"
+    try:
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(f"{api}/healthz", timeout=2).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(healthy, timeout_s=90, what="serve API healthy", interval_s=0.5)
+        assert "started embedded Redis" in log.read_text()
+
+        doc = Path(shutil.copy(corpus / "lorem_ipsum.docx", inbox / "lorem.docx"))
+        doc_id = doc_id_for(doc)
+        wait_for(lambda: stored.store.count(doc_id) > 0, timeout_s=120, what="watched file stored")
+        done = httpx.get(f"{api}/jobs", params={"status": "done"}, timeout=5).json()
+        assert any(j["done"] == 1 for j in done), done
+
+        doc.unlink()
+        wait_for(lambda: stored.store.count(doc_id) == 0, timeout_s=60, what="removed file gone")
+
+        children = _descendants(proc.pid)
+        assert children, "serve started no child processes"
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+        deadline = time.monotonic() + 10
+        while (left := {p for p in children if _alive(p)}) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"processes left after shutdown: {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)

@@ -1,0 +1,82 @@
+"""A stand-in pipeline for queue-mechanics tests, plus tests of the stand-in itself.
+
+Queue mechanics (acks, redelivery, poison counting, time limits, locks) do not depend
+on what the pipeline does, only on how long it takes and that it is idempotent. This
+pipeline records every write in the real Redis (``cw:standin:<ns>:*``), so a test
+can count writes per document exactly. Workers load it through the documented
+``CHUNKWEAVE_PIPELINE_FACTORY`` setting. End-to-end tests use the real pipeline.
+
+Environment read by the stand-in (set by the tests on the worker processes):
+``STANDIN_NS`` key namespace, ``STANDIN_DELAY_S`` seconds each ingest takes. A
+document containing ``DELAY=<seconds>`` takes that long instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from pathlib import Path
+
+import redis
+
+from storage.ingest import DocOutcome
+from worker.settings import Settings
+
+FACTORY = "tests.test_worker_standin:make_standin"
+
+
+class StandinPipeline:
+    """Idempotent fake store in Redis: one sha1 per doc, a write counter per doc."""
+
+    def __init__(self, client: redis.Redis, ns: str, delay_s: float) -> None:
+        self.r = client
+        self.ns = ns
+        self.delay_s = delay_s
+
+    def key(self, name: str) -> str:
+        return f"cw:standin:{self.ns}:{name}"
+
+    def ingest(self, path: Path, *, source: str, doc_id: str, force: bool = False) -> DocOutcome:
+        data = Path(path).read_bytes()
+        sha1 = hashlib.sha1(data).hexdigest()
+        self.r.hset(self.key("pid"), doc_id, os.getpid())
+        match = re.search(rb"DELAY=([0-9.]+)", data)
+        deadline = time.monotonic() + (float(match.group(1)) if match else self.delay_s)
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+        previous = self.r.hget(self.key("sha1"), doc_id)
+        if previous is not None and previous.decode() == sha1 and not force:
+            return DocOutcome(source=source, doc_id=doc_id, status="unchanged", pages=1)
+        self.r.hincrby(self.key("writes"), doc_id, 1)
+        self.r.hset(self.key("sha1"), doc_id, sha1)
+        status = "added" if previous is None else "updated"
+        return DocOutcome(source=source, doc_id=doc_id, status=status, pages=1, chunks_added=1)
+
+    def ingest_parsed(self, doc: object, *, source: str, doc_id: str) -> DocOutcome:
+        raise NotImplementedError("the stand-in does not parse")
+
+    def delete(self, doc_id: str) -> DocOutcome:
+        self.r.hdel(self.key("sha1"), doc_id)
+        self.r.hincrby(self.key("deletes"), doc_id, 1)
+        return DocOutcome(source=doc_id, doc_id=doc_id, status="deleted", chunks_deleted=1)
+
+
+def make_standin(settings: Settings) -> StandinPipeline:
+    assert settings.redis_url is not None
+    client = redis.Redis.from_url(settings.redis_url.get_secret_value())
+    return StandinPipeline(
+        client, os.environ["STANDIN_NS"], float(os.environ.get("STANDIN_DELAY_S", "0"))
+    )
+
+
+def test_standin_counts_writes_and_skips_unchanged(redis_client: redis.Redis, tmp_path: Path):
+    doc = tmp_path / "a.pdf"
+    doc.write_bytes(b"%PDF-1.4 one")
+    pipe = StandinPipeline(redis_client, f"unit-{os.getpid()}-{time.time_ns()}", 0)
+    assert pipe.ingest(doc, source=str(doc), doc_id="d").status == "added"
+    assert pipe.ingest(doc, source=str(doc), doc_id="d").status == "unchanged"
+    doc.write_bytes(b"%PDF-1.4 two")
+    assert pipe.ingest(doc, source=str(doc), doc_id="d").status == "updated"
+    assert int(redis_client.hget(pipe.key("writes"), "d") or 0) == 2

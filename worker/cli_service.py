@@ -1,0 +1,256 @@
+"""Service commands: worker, watch, serve, enqueue, backfill, status, api."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from worker.cli_common import echo_json, friendly_errors
+from worker.jobs import JobState
+from worker.settings import get_settings
+
+
+@click.command()
+@click.option(
+    "--concurrency",
+    "-c",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: CPU count).",
+)
+@click.option("--queues", "-Q", default=None, help="Comma-separated queues (default: settings).")
+@click.option("--loglevel", "-l", default="INFO", show_default=True)
+@friendly_errors
+def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
+    """Run a Celery worker (prefork pool) consuming ingest tasks from Redis."""
+    import os
+
+    from worker.celery_app import app
+    from worker.runtime import redis_url
+
+    settings = get_settings()
+    redis_url(settings)  # fail early and clearly without a broker
+    argv = [
+        "worker", "--pool", "prefork", "--loglevel", loglevel,
+        "-Q", queues or settings.queue, "--without-gossip", "--without-mingle",
+        "--concurrency", str(concurrency or os.cpu_count() or 1),
+    ]  # fmt: skip
+    app.worker_main(argv)
+
+
+@click.command()
+@click.argument("source")
+@click.option("--polling", is_flag=True, help="Poll the folder (network filesystems).")
+@friendly_errors
+def watch(source: str, polling: bool) -> None:
+    """Watch a folder or s3://bucket/prefix and enqueue new, changed and removed documents."""
+    from worker.enqueue import Enqueuer
+
+    settings = get_settings()
+    enq = Enqueuer(settings)
+    stop = threading.Event()
+    if source.startswith("s3://"):
+        from worker.watch_s3 import BucketWatcher
+
+        runner = BucketWatcher(source, enq).run
+    else:
+        from worker.watch_fs import FolderWatcher
+
+        runner = FolderWatcher(
+            Path(source),
+            enq,
+            polling=polling,
+            reconcile_s=settings.watch_reconcile_s,
+            settle_s=settings.watch_settle_s,
+        ).run
+    click.echo(f"watching {source} (Ctrl-C stops)", err=True)
+    try:
+        runner(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        enq.close()
+
+
+@click.command()
+@click.option(
+    "--watch",
+    "watch_source",
+    default=None,
+    metavar="DIR|s3://bucket/prefix",
+    help="Also watch a folder or bucket prefix.",
+)
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Worker processes.",
+)
+@click.option(
+    "--api-port",
+    type=click.IntRange(min=0, max=65535),
+    default=8000,
+    show_default=True,
+    help="HTTP API port (0 disables the API).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP API bind address.")
+@click.option("--polling", is_flag=True, help="Poll the watched folder (network filesystems).")
+@friendly_errors
+def serve(watch_source: str | None, workers: int, api_port: int, host: str, polling: bool) -> None:
+    """Run the whole service: workers, watcher and HTTP API (embedded Redis/Weaviate if unset)."""
+    from worker.serve import Service
+
+    service = Service(
+        get_settings(),
+        watch=watch_source,
+        workers=workers,
+        api_port=api_port or None,
+        host=host,
+        polling=polling,
+        say=lambda msg: click.echo(msg, err=True),
+    )
+    raise SystemExit(service.run())
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=True)
+@click.option("--force", is_flag=True, help="Re-process even unchanged documents.")
+@click.option("--webhook", default=None, help="URL to POST the job summary to when done.")
+@click.option("--json", "as_json", is_flag=True, help="Print {job_id, total} as JSON.")
+@friendly_errors
+def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json: bool) -> None:
+    """Queue files, folders or s3://bucket/prefix for the workers; print the job id."""
+    from worker.enqueue import Enqueuer, expand
+
+    enq = Enqueuer(get_settings())
+    try:
+        found = [doc for src in sources for doc in expand(src, enq.settings)]
+        job_id = enq.submit(((s, "ingest") for s in found), force=force, webhook_url=webhook)
+    finally:
+        enq.close()
+    if as_json:
+        echo_json({"job_id": job_id, "total": len(set(found))})
+    else:
+        click.echo(job_id)
+
+
+@click.command()
+@click.argument("source")
+@click.option("--force", is_flag=True, help="Re-process even unchanged documents.")
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="Show progress until the job finishes.",
+)
+@click.option("--webhook", default=None, help="URL to POST the job summary to when done.")
+@friendly_errors
+def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
+    """Enqueue everything under a folder or s3://bucket/prefix, with progress."""
+    from rich.progress import Progress
+
+    from worker.enqueue import Enqueuer, expand
+
+    enq = Enqueuer(get_settings())
+    try:
+        with Progress(transient=False) as progress:
+            found = list(expand(source, enq.settings))
+            sent = progress.add_task("enqueued", total=len(found))
+            job_id = enq.submit(
+                ((s, "ingest") for s in found),
+                force=force,
+                webhook_url=webhook,
+                on_each=lambda _s: progress.advance(sent),
+            )
+            if wait:
+                done = progress.add_task("processed", total=len(found))
+                while True:
+                    job = enq.jobs.get(job_id)
+                    if job is None:
+                        raise click.ClickException(f"job {job_id} vanished (expired?)")
+                    progress.update(done, completed=job.done + job.failed)
+                    if job.finished_at is not None:
+                        break
+                    time.sleep(0.5)
+        job = enq.jobs.get(job_id)
+    finally:
+        enq.close()
+    click.echo(f"job {job_id}: " + (_summary(job) if job else "queued"))
+    if job is not None and job.failed:
+        raise SystemExit(1)
+
+
+def _summary(job: JobState) -> str:
+    return (
+        f"{job.status}, {job.total} documents: {job.done} done, {job.failed} failed, "
+        f"{job.running} running, {job.queued} queued"
+    )
+
+
+@click.command()
+@click.argument("job_id", required=False)
+@click.option(
+    "--status",
+    "job_status",
+    default=None,
+    type=click.Choice(["queued", "running", "done", "failed"]),
+    help="Only jobs in this state (listing).",
+)
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@friendly_errors
+def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool) -> None:
+    """Show one job with its documents, or list recent jobs."""
+    from worker.jobs import JobStore
+    from worker.runtime import redis_client
+
+    settings = get_settings()
+    store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
+    if job_id is None:
+        jobs = store.list(status=job_status, limit=limit)  # type: ignore[arg-type]
+        if as_json:
+            echo_json([j.model_dump(mode="json", exclude={"docs"}) for j in jobs])
+            return
+        for j in jobs:
+            when = datetime.fromtimestamp(j.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+            click.echo(f"{j.id}  {when}  {_summary(j)}")
+        return
+    job = store.get(job_id, with_docs=True)
+    if job is None:
+        raise click.ClickException(f"job {job_id} not found (unknown or expired)")
+    if as_json:
+        echo_json(job.model_dump(mode="json"))
+        return
+    click.echo(f"job {job.id}: {_summary(job)}")
+    for d in job.docs or ():
+        detail = d.outcome or d.stage or ""
+        if d.status == "done":
+            detail = f"{d.outcome}, {d.pages} pages, +{d.chunks_added}/={d.chunks_unchanged}"
+        elif d.status == "failed":
+            detail = f"[{d.error_code}] {d.error}"
+        click.echo(f"  {d.status:<8} {d.source}  {detail}")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(min=1, max=65535))
+@friendly_errors
+def api(host: str, port: int) -> None:
+    """Serve the HTTP API (FastAPI + uvicorn; docs at /docs)."""
+    import uvicorn
+
+    from worker.api import create_app
+
+    uvicorn.run(create_app(get_settings()), host=host, port=port, log_level="info")
+
+
+def register(group: click.Group) -> None:
+    """Add the service commands to the root ``chunkweave`` group."""
+    for command in (worker, watch, serve, enqueue, backfill, status, api):
+        group.add_command(command)

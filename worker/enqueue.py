@@ -1,0 +1,110 @@
+"""The producer side: turn sources into a job and its task messages.
+
+Every way in (Python ``enqueue``, the CLI, the HTTP API, the watchers, backfill) goes
+through :class:`Enqueuer`, so jobs look the same whichever door they came through.
+Producers send tasks by name (``send_task``): they need Redis, not the pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Literal
+
+from storage.ingest import doc_id_for
+from worker.celery_app import make_app
+from worker.jobs import DocState, JobStore
+from worker.runtime import redis_client
+from worker.settings import Settings, get_settings
+from worker.sources import is_s3, iter_local, iter_s3, normalize, s3_client
+
+Action = Literal["ingest", "delete"]
+_TASKS: dict[Action, str] = {
+    "ingest": "chunkweave.ingest_document",
+    "delete": "chunkweave.delete_document",
+}
+
+
+def expand(source: str | Path, settings: Settings) -> Iterator[str]:
+    """Document sources under ``source``: a file, a folder (recursive) or an S3 prefix.
+
+    A ``s3://bucket/key`` naming one object yields just it; otherwise every wanted
+    object under the prefix. Raises ``FileNotFoundError`` for a missing local path.
+    """
+    text = str(source)
+    if is_s3(text):
+        for uri, _etag in iter_s3(s3_client(settings.s3), text):
+            yield uri
+        return
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    for found in iter_local(path):
+        yield str(found)
+
+
+class Enqueuer:
+    """Creates jobs and sends their tasks. One per process is plenty."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or get_settings()
+        self.redis = redis_client(self.settings)
+        self.jobs = JobStore(self.redis, ttl_s=self.settings.job_ttl_s)
+        self.app = make_app(self.settings)
+
+    def submit(
+        self,
+        items: Iterable[tuple[str, Action]],
+        *,
+        force: bool = False,
+        webhook_url: str | None = None,
+        on_each: Callable[[str], None] | None = None,
+    ) -> str:
+        """Create a job for ``(source, action)`` items, send its tasks, return the job id.
+
+        Sources are normalised; the same document twice in one job is sent once.
+        ``on_each`` is called with each source as it is enqueued (progress bars).
+        """
+        job_id = self.jobs.create(webhook_url=webhook_url)
+        for raw, action in items:
+            source = normalize(raw)
+            doc_id = doc_id_for(source)
+            state = DocState(doc_id=doc_id, source=source, status="queued", action=action)
+            if self.jobs.add_docs(job_id, [state]):
+                kwargs: dict[str, object] = {"job_id": job_id, "source": source, "doc_id": doc_id}
+                if action == "ingest" and force:
+                    kwargs["force"] = True
+                self.app.send_task(_TASKS[action], kwargs=kwargs, queue=self.settings.queue)
+            if on_each is not None:
+                on_each(source)
+        if self.jobs.seal(job_id) and webhook_url:
+            self.app.send_task(
+                "chunkweave.send_webhook", kwargs={"job_id": job_id}, queue=self.settings.queue
+            )
+        return job_id
+
+    def close(self) -> None:
+        """Release the Redis and broker connections."""
+        self.redis.close()
+        self.app.close()
+
+
+def enqueue(
+    *sources: str | Path,
+    force: bool = False,
+    webhook_url: str | None = None,
+    settings: Settings | None = None,
+) -> str:
+    """Queue documents for ingestion by the workers; return the job id.
+
+    Each source may be a file, a folder (every PDF/DOCX under it) or an
+    ``s3://bucket/prefix``; workers must be able to read local paths (shared
+    filesystem). Track progress with ``chunkweave status JOB`` or ``GET /jobs/JOB``.
+    Needs ``CHUNKWEAVE_REDIS_URL`` (or ``settings.redis_url``).
+    """
+    enq = Enqueuer(settings)
+    try:
+        found = [doc for src in sources for doc in expand(src, enq.settings)]
+        return enq.submit(((s, "ingest") for s in found), force=force, webhook_url=webhook_url)
+    finally:
+        enq.close()

@@ -1,0 +1,236 @@
+"""Fan-out of large PDFs: page-range parse subtasks, joined for one write.
+
+A PDF with more than ``fanout_pages`` pages is split into parts of
+``fanout_part_pages`` pages. Each part is a ``parse_part`` task (any worker, any
+host) that parses its page range (``ParseOptions.page_range``) and stores the
+resulting ``ParsedDocument`` as zlib-compressed JSON in a scratch key
+``cw:fan:<doc_id>:<sha1>:part:<i>`` with a TTL (``job_ttl_s``). No elements travel as
+task payloads: messages carry only the URI, the content SHA1 and the page range.
+
+The join needs no result backend: each finished part adds its index to the set
+``cw:fan:<doc_id>:<sha1>:done`` and reads its size in one MULTI/EXEC; the part whose
+addition completes the set (and only that one, as a duplicate delivery adds
+nothing) enqueues ``finish_document``. That task concatenates the parts in page
+order, runs ``parsers.structure.finalize`` over the whole sequence (so heading
+paths continue across part boundaries and orders are renumbered), and hands the
+document to ``Pipeline.ingest_parsed`` under the document's write lock.
+
+Documents with many chunks continue in ``worker.fanout_write`` (embedding spread over
+the workers too). Scratch data is deleted after the write; abandoned parts (a failed sibling)
+expire with their TTL.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+# Imported at module load, i.e. in the worker's parent process before it forks, so
+# no task pays the (seconds-long) first import against its time limit.
+import pymupdf
+from celery import Task
+
+from chunking import chunk_document
+from chunking.models import Chunk
+from parsers.api import parse_document
+from parsers.document import ParsedDocument, file_sha1
+from parsers.structure import finalize
+from worker import fanout_write
+from worker.celery_app import app
+from worker.locks import count_attempt
+from worker.recorder import DocRun
+from worker.runtime import get_runtime
+from worker.settings import Settings
+from worker.sources import fetched
+from worker.tasks import DocTask, run_guarded, write_lock
+
+
+def page_count(path: Path) -> int | None:
+    """Pages of a PDF (cheap: reads the page tree only), or None if not a PDF."""
+    with open(path, "rb") as fh:
+        if fh.read(5) != b"%PDF-":
+            return None
+    try:
+        with pymupdf.open(path) as pdf:
+            return int(pdf.page_count)
+    except Exception:  # noqa: BLE001 - the parser reports a broken PDF properly
+        return None
+
+
+def plan_ranges(pages: int, part_pages: int) -> list[tuple[int, int]]:
+    """1-based inclusive page ranges covering ``1..pages`` in parts of ``part_pages``."""
+    return [(a, min(a + part_pages - 1, pages)) for a in range(1, pages + 1, part_pages)]
+
+
+def plan(path: Path, settings: Settings) -> list[tuple[int, int]] | None:
+    """Page ranges to fan out into, or None when the document runs as one task."""
+    pages = page_count(path)
+    if pages is None or pages <= settings.fanout_pages:
+        return None
+    return plan_ranges(pages, settings.fanout_part_pages)
+
+
+def _key(doc_id: str, sha1: str) -> str:
+    return f"cw:fan:{doc_id}:{sha1}"
+
+
+def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
+    """Enqueue one ``parse_part`` per range for the document ``run`` is processing."""
+    assert run.sha1 is not None
+    run.clear_attempts()  # the parent's work ends here; parts count their own
+    run.running(stage=f"parsing {len(parts)} parts", progress=0.0)
+    base = _key(run.doc_id, run.sha1)
+    run.rt.redis.delete(f"{base}:done")
+    for index, (first, last) in enumerate(parts):
+        parse_part.apply_async(
+            kwargs={
+                "job_id": run.job_id,
+                "source": run.source,
+                "doc_id": run.doc_id,
+                "sha1": run.sha1,
+                "index": index,
+                "first": first,
+                "last": last,
+                "parts": len(parts),
+            }
+        )
+
+
+def chunk_for(pipeline: Any, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
+    """Chunk ``doc`` exactly as ``pipeline`` would (same options, counter, embedder)."""
+    semantic = pipeline.chunk_opts.strategy == "semantic"
+    return chunk_document(
+        doc,
+        pipeline.chunk_opts,
+        pipeline.embedder,
+        doc_id=doc_id,
+        source=source,
+        embed=pipeline.embedder.embed_documents if semantic else None,
+    )
+
+
+def _still_wanted(run: DocRun) -> bool:
+    current = run.rt.jobs.get_doc(run.job_id, run.doc_id)
+    return current is None or current.status not in ("done", "failed")
+
+
+@app.task(bind=True, base=DocTask, name="chunkweave.parse_part", max_retries=None)
+def parse_part(
+    self: Task,
+    *,
+    job_id: str,
+    source: str,
+    doc_id: str,
+    sha1: str,
+    index: int,
+    first: int,
+    last: int,
+    parts: int,
+) -> dict[str, Any]:
+    """Parse pages ``first..last`` of the source into the scratch store."""
+    rt = get_runtime()
+    settings = rt.settings
+    run = DocRun(rt, job_id=job_id, source=source, doc_id=doc_id)
+    run.sha1, run.part = sha1, f"part{index}"
+    if not _still_wanted(run):
+        return {"doc_id": doc_id, "status": "skipped"}
+
+    def body() -> dict[str, Any]:
+        with fetched(source, settings.s3) as path:
+            if file_sha1(path) != sha1:
+                return run.failed(
+                    "changed", f"{source}: changed while being processed; re-enqueue it"
+                )
+            run.attempts = count_attempt(
+                rt.redis, doc_id, sha1, ttl_s=settings.job_ttl_s, part=run.part
+            )
+            if run.attempts > settings.max_attempts:
+                return run.failed(
+                    "poison",
+                    f"{source}: pages {first}-{last} killed their worker "
+                    f"{run.attempts - 1} times; not attempted again",
+                )
+            opts = settings.parse.model_copy(update={"page_range": (first, last)})
+            doc = parse_document(path, opts)
+        base = _key(doc_id, sha1)
+        blob = zlib.compress(doc.model_dump_json().encode(), 6)
+        pipe = rt.redis.pipeline(transaction=True)
+        pipe.set(f"{base}:part:{index}", blob, ex=settings.job_ttl_s)
+        pipe.sadd(f"{base}:done", index)
+        pipe.expire(f"{base}:done", settings.job_ttl_s)
+        pipe.scard(f"{base}:done")
+        _, added, _, count = pipe.execute()
+        run.clear_attempts()
+        if added and int(count) == parts:
+            finish_document.apply_async(
+                kwargs={
+                    "job_id": job_id,
+                    "source": source,
+                    "doc_id": doc_id,
+                    "sha1": sha1,
+                    "parts": parts,
+                }
+            )
+        run.running(stage=f"parsed {count}/{parts} parts", progress=int(count) / (parts + 1))
+        return {"doc_id": doc_id, "status": "part_parsed", "index": index}
+
+    return run_guarded(self, run, body)
+
+
+def join_parts(docs: list[ParsedDocument], *, source: str) -> ParsedDocument:
+    """One document from its page-range parts (in page order), structure recomputed."""
+    first = docs[0]
+    # Caption links (``ref``) point at part-local orders: clear them so finalize
+    # relinks every caption against the document-wide numbering.
+    elements = finalize(
+        el.model_copy(update={"ref": None}) if el.type == "caption" else el
+        for doc in docs
+        for el in doc.elements
+    )
+    warnings = tuple(dict.fromkeys(w for doc in docs for w in doc.warnings))
+    return ParsedDocument(
+        path=source,
+        format=first.format,
+        sha1=first.sha1,
+        page_count=first.page_count,
+        title=first.title,
+        elements=elements,
+        warnings=warnings,
+        parser=first.parser,
+    )
+
+
+@app.task(bind=True, base=DocTask, name="chunkweave.finish_document", max_retries=None)
+def finish_document(
+    self: Task, *, job_id: str, source: str, doc_id: str, sha1: str, parts: int
+) -> dict[str, Any]:
+    """Join the parsed parts and write the document once."""
+    rt = get_runtime()
+    run = DocRun(rt, job_id=job_id, source=source, doc_id=doc_id)
+    run.sha1 = sha1
+    if not _still_wanted(run):
+        return {"doc_id": doc_id, "status": "skipped"}
+    base = _key(doc_id, sha1)
+
+    def body() -> dict[str, Any]:
+        run.running(stage="writing", progress=parts / (parts + 1))
+        blobs = rt.redis.mget([f"{base}:part:{i}" for i in range(parts)])
+        docs: list[ParsedDocument] = []
+        for blob in blobs:
+            if not isinstance(blob, bytes):
+                return run.failed("internal", f"{source}: fan-out parts expired before the join")
+            docs.append(ParsedDocument.model_validate_json(zlib.decompress(blob)))
+        doc = join_parts(docs, source=source)
+        chunks = chunk_for(rt.pipeline, doc, source=source, doc_id=doc_id)
+        if len(chunks) > rt.settings.fanout_embed_chunks:
+            # Embedding dominates big documents: spread it over the workers too.
+            result = fanout_write.start(run, self, chunks, pages=doc.page_count or 0)
+        else:
+            with write_lock(self, run):
+                outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id)
+            result = run.done(outcome)
+        rt.redis.delete(f"{base}:done", *(f"{base}:part:{i}" for i in range(parts)))
+        return result
+
+    return run_guarded(self, run, body)

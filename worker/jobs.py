@@ -1,0 +1,252 @@
+"""Job and per-document state in Redis: any process (API replica, CLI, worker) reads it.
+
+Layout (all keys expire ``ttl_s`` after the last write to the job):
+
+- ``cw:job:<id>`` hash: ``created_at``, ``total``, ``sealed``, ``webhook_url``, ``finished_at``.
+- ``cw:job:<id>:docs`` hash: ``doc_id`` -> :class:`DocState` JSON.
+- ``cw:job:<id>:<status>`` sets of ``doc_id`` (one per status): a document is in exactly
+  one of them; transitions move it in one MULTI/EXEC, so counts are ``SCARD`` and a
+  duplicate delivery re-applying a transition cannot double-count.
+- ``cw:jobs`` sorted set of job ids by creation time (listing).
+
+A job is *finished* once it is sealed (every document added) and every document is
+``done`` or ``failed``. Exactly one caller observes the transition to finished
+(``SET NX`` on ``cw:job:<id>:finished``); that caller fires the completion webhook.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable
+from typing import Literal
+
+import redis
+from pydantic import BaseModel, ConfigDict
+
+DocStatus = Literal["queued", "running", "done", "failed"]
+JobStatus = Literal["queued", "running", "done", "failed"]
+DOC_STATUSES: tuple[DocStatus, ...] = ("queued", "running", "done", "failed")
+JOBS_INDEX = "cw:jobs"
+
+
+class DocState(BaseModel):
+    """One document of a job, as the API and ``chunkweave status`` show it.
+
+    ``outcome`` is the pipeline's verdict once done (added/updated/unchanged/deleted);
+    ``error_code`` is a stable reason (a ``ParseError`` code, ``timeout``, ``poison``,
+    ``unavailable``, ``not_found``, ``internal``) and ``error`` its one-line message.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    doc_id: str
+    source: str
+    status: DocStatus
+    action: Literal["ingest", "delete"] = "ingest"
+    stage: str | None = None
+    progress: float | None = None
+    outcome: str | None = None
+    pages: int = 0
+    chunks_added: int = 0
+    chunks_unchanged: int = 0
+    chunks_deleted: int = 0
+    error_code: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    queued_at: float | None = None
+    started_at: float | None = None
+    updated_at: float = 0.0
+
+
+class JobState(BaseModel):
+    """A job's summary (and its documents when asked for)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    status: JobStatus
+    created_at: float
+    finished_at: float | None = None
+    total: int
+    queued: int
+    running: int
+    done: int
+    failed: int
+    webhook_url: str | None = None
+    docs: tuple[DocState, ...] | None = None
+
+
+def as_text(value: object) -> str:
+    """Decode a Redis reply item (bytes from a client without ``decode_responses``)."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _job_key(job_id: str) -> str:
+    return f"cw:job:{job_id}"
+
+
+class JobStore:
+    """Reads and writes job state. Cheap to create; share one per process."""
+
+    def __init__(self, client: redis.Redis, *, ttl_s: int) -> None:
+        self.r = client
+        self.ttl_s = ttl_s
+
+    def create(self, *, webhook_url: str | None = None) -> str:
+        """Open a new, unsealed, empty job and return its id."""
+        job_id = uuid.uuid4().hex
+        now = time.time()
+        key = _job_key(job_id)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(key, mapping={"created_at": now, "total": 0, "sealed": 0})
+        if webhook_url:
+            pipe.hset(key, "webhook_url", webhook_url)
+        pipe.expire(key, self.ttl_s)
+        pipe.zadd(JOBS_INDEX, {job_id: now})
+        pipe.execute()
+        return job_id
+
+    def add_docs(self, job_id: str, docs: Iterable[DocState]) -> list[DocState]:
+        """Add documents as ``queued``; returns those that were new to this job.
+
+        A document already in the job (same ``doc_id``) is not added twice, so
+        enqueuing the same file twice in one job yields one task.
+        """
+        added: list[DocState] = []
+        key = _job_key(job_id)
+        for doc in docs:
+            now = time.time()
+            doc = doc.model_copy(update={"queued_at": now, "updated_at": now})
+            if self.r.hsetnx(f"{key}:docs", doc.doc_id, doc.model_dump_json()):
+                pipe = self.r.pipeline(transaction=True)
+                pipe.sadd(f"{key}:queued", doc.doc_id)
+                pipe.hincrby(key, "total", 1)
+                pipe.execute()
+                added.append(doc)
+        self._touch(job_id)
+        return added
+
+    def seal(self, job_id: str) -> bool:
+        """Mark that no more documents will be added; True if that finished the job."""
+        self.r.hset(_job_key(job_id), "sealed", 1)
+        return self._maybe_finish(job_id)
+
+    def set_doc(self, job_id: str, state: DocState) -> bool:
+        """Record ``state`` for its document; True if this call finished the job.
+
+        Final states are sticky: once a document is ``done`` or ``failed`` a late
+        ``running`` (a redelivered duplicate) does not move it back. ``started_at``
+        is kept from the first non-queued state.
+        """
+        key = _job_key(job_id)
+        now = time.time()
+        raw = self.r.hget(f"{key}:docs", state.doc_id)
+        current = DocState.model_validate_json(raw) if raw is not None else None
+        if (
+            current is not None
+            and current.status in ("done", "failed")
+            and state.status in ("queued", "running")
+        ):
+            return False
+        # queued_at/started_at: when it was enqueued and when work on it first began
+        # (queue latency = started_at - queued_at), kept across later states.
+        started = current.started_at if current is not None else None
+        if started is None and state.status != "queued":
+            started = now
+        queued = current.queued_at if current is not None else None
+        state = state.model_copy(
+            update={"updated_at": now, "started_at": started, "queued_at": queued}
+        )
+        pipe = self.r.pipeline(transaction=True)
+        for status in DOC_STATUSES:
+            pipe.srem(f"{key}:{status}", state.doc_id)
+        pipe.sadd(f"{key}:{state.status}", state.doc_id)
+        pipe.hset(f"{key}:docs", state.doc_id, state.model_dump_json())
+        pipe.execute()
+        self._touch(job_id)
+        if state.status in ("done", "failed"):
+            return self._maybe_finish(job_id)
+        return False
+
+    def get_doc(self, job_id: str, doc_id: str) -> DocState | None:
+        """Return the stored state of one document of a job, or None."""
+        raw = self.r.hget(f"{_job_key(job_id)}:docs", doc_id)
+        return None if raw is None else DocState.model_validate_json(raw)
+
+    def get(self, job_id: str, *, with_docs: bool = False) -> JobState | None:
+        """Return the job's summary (and documents when ``with_docs``), or None."""
+        key = _job_key(job_id)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(key)
+        for status in DOC_STATUSES:
+            pipe.scard(f"{key}:{status}")
+        head, *counts = pipe.execute()
+        if not head:
+            return None
+        fields = {as_text(k): as_text(v) for k, v in head.items()}
+        n = dict(zip(DOC_STATUSES, (int(c) for c in counts), strict=True))
+        docs = None
+        if with_docs:
+            raw = self.r.hgetall(f"{key}:docs")
+            docs = tuple(
+                sorted(
+                    (DocState.model_validate_json(v) for v in raw.values()),
+                    key=lambda d: d.source,
+                )
+            )
+        finished = fields.get("finished_at")
+        return JobState(
+            id=job_id,
+            status=_job_status(n, finished is not None),
+            created_at=float(fields["created_at"]),
+            finished_at=float(finished) if finished else None,
+            total=int(fields.get("total", 0)),
+            webhook_url=fields.get("webhook_url"),
+            docs=docs,
+            **n,
+        )
+
+    def list(self, *, status: JobStatus | None = None, limit: int = 50) -> list[JobState]:
+        """Most recent jobs first, optionally only those in ``status``."""
+        out: list[JobState] = []
+        for raw in self.r.zrevrange(JOBS_INDEX, 0, -1):
+            job_id = as_text(raw)
+            job = self.get(job_id)
+            if job is None:  # expired: drop it from the index
+                self.r.zrem(JOBS_INDEX, job_id)
+                continue
+            if status is None or job.status == status:
+                out.append(job)
+                if len(out) >= limit:
+                    break
+        return out
+
+    def _maybe_finish(self, job_id: str) -> bool:
+        key = _job_key(job_id)
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hmget(key, "sealed", "total")
+        pipe.scard(f"{key}:done")
+        pipe.scard(f"{key}:failed")
+        (sealed, total), done, failed = pipe.execute()
+        if sealed != b"1" or int(total or 0) != int(done) + int(failed):
+            return False
+        if not self.r.set(f"{key}:finished", 1, nx=True, ex=self.ttl_s):
+            return False
+        self.r.hset(key, "finished_at", time.time())
+        return True
+
+    def _touch(self, job_id: str) -> None:
+        key = _job_key(job_id)
+        pipe = self.r.pipeline(transaction=False)
+        for suffix in ("", ":docs", *(f":{s}" for s in DOC_STATUSES)):
+            pipe.expire(f"{key}{suffix}", self.ttl_s)
+        pipe.execute()
+
+
+def _job_status(counts: dict[DocStatus, int], finished: bool) -> JobStatus:
+    if finished:
+        return "failed" if counts["failed"] else "done"
+    if counts["running"] or counts["done"] or counts["failed"]:
+        return "running"
+    return "queued"

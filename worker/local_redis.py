@@ -1,0 +1,148 @@
+"""An embedded, real ``redis-server`` on loopback, for ``serve`` and for tests.
+
+``LocalRedis`` starts the system ``redis-server`` (Debian's, or any on ``PATH``) on a
+free loopback port with its data directory under the caller's directory, waits until
+it answers ``PING`` and stops it on exit. Persistence is the append-only file, so an
+embedded service keeps its queue and job state across restarts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+
+import redis
+
+_PR_SET_PDEATHSIG = 1
+
+
+class LocalServiceError(RuntimeError):
+    """An embedded server could not be found or did not become ready."""
+
+
+def die_with_parent() -> None:
+    """``preexec_fn``: the kernel sends SIGTERM to the child when its parent dies.
+
+    An embedded server must not outlive the process that started it (a killed test
+    run or ``serve`` would otherwise leave orphans holding ports).
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def find_redis_server() -> str:
+    """Path of a ``redis-server`` binary, or :class:`LocalServiceError` saying what to install."""
+    found = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
+    if found is None:
+        raise LocalServiceError(
+            "redis-server not found: install it (apt-get install redis-server) "
+            "or set CHUNKWEAVE_REDIS_URL to an existing Redis"
+        )
+    return found
+
+
+class LocalRedis:
+    """Context manager running one ``redis-server`` process.
+
+    ``url`` is ``redis://127.0.0.1:<port>/0`` once entered. ``persist=False`` turns
+    off every form of persistence (tests); otherwise an append-only file is written
+    under ``data_dir``.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        persist: bool = True,
+        start_timeout_s: float = 15.0,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.persist = persist
+        self.start_timeout_s = start_timeout_s
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The ``redis://`` URL of the running server."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> LocalRedis:
+        """Start the server and block until it answers ``PING``."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        args = [
+            find_redis_server(),
+            "--bind", "127.0.0.1",
+            "--port", str(self.port),
+            "--dir", str(self.data_dir),
+            "--protected-mode", "yes",
+            "--daemonize", "no",
+            "--save", "",
+            "--appendonly", "yes" if self.persist else "no",
+            "--logfile", str(self.data_dir / "redis.log"),
+        ]  # fmt: skip
+        self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
+        deadline = time.monotonic() + self.start_timeout_s
+        try:
+            while True:
+                if self._proc.poll() is not None:
+                    log = self.data_dir / "redis.log"
+                    tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
+                    raise LocalServiceError(
+                        f"redis-server exited with code {self._proc.returncode}: {tail}"
+                    )
+                try:
+                    if client.ping():
+                        return self
+                except redis.RedisError:
+                    pass
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise LocalServiceError(
+                        f"redis-server on port {self.port} not ready after "
+                        f"{self.start_timeout_s:.0f}s"
+                    )
+                time.sleep(0.05)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> LocalRedis:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

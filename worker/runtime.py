@@ -1,0 +1,142 @@
+"""Per-process resources of a worker: settings, Redis, job store and the pipeline.
+
+Created once per worker process (``worker_process_init`` builds the pipeline, so the
+embedder model and the Weaviate client load once per child, not per task) and
+reused by every task that process runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import redis
+
+from worker.jobs import JobStore
+from worker.settings import Settings, get_settings
+
+
+class PipelineLike(Protocol):
+    """What the tasks need from ``storage.ingest.Pipeline``."""
+
+    def ingest(
+        self, path: Path, *, source: str, doc_id: str, force: bool = False
+    ) -> Any:  # DocOutcome
+        """Ingest one file (skipping it when unchanged unless ``force``)."""
+        ...
+
+    def check_unchanged(self, path: Path, *, source: str, doc_id: str) -> Any:
+        """Return an ``unchanged`` outcome when the stored version is current, else None."""
+        ...
+
+    def ingest_parsed(self, doc: Any, *, source: str, doc_id: str) -> Any:
+        """Ingest an already parsed document (fan-out joins)."""
+        ...
+
+    def delete(self, doc_id: str) -> Any:
+        """Remove a document's chunks and ledger entry."""
+        ...
+
+
+class NoRedisConfiguredError(RuntimeError):
+    """No Redis URL in the settings (``CHUNKWEAVE_REDIS_URL``)."""
+
+
+def redis_url(settings: Settings) -> str:
+    """Return the broker/state Redis URL; raise a clear error when none is configured."""
+    if settings.redis_url is None or not settings.redis_url.get_secret_value():
+        raise NoRedisConfiguredError(
+            "no Redis configured: set CHUNKWEAVE_REDIS_URL (e.g. redis://localhost:6379/0) "
+            "or run `chunkweave serve`, which starts an embedded Redis"
+        )
+    return settings.redis_url.get_secret_value()
+
+
+def redis_client(settings: Settings) -> redis.Redis:
+    """Connect a Redis client for state, locks and metrics (not the Celery broker)."""
+    return redis.Redis.from_url(redis_url(settings), health_check_interval=30)
+
+
+def default_pipeline(settings: Settings) -> PipelineLike:
+    """Build ``storage.ingest.Pipeline`` from the settings: embedder, store, options.
+
+    Workers need a Weaviate URL (``CHUNKWEAVE_WEAVIATE__URL``); ``chunkweave serve``
+    sets it to the embedded server when none is configured.
+    """
+    from storage.embedders import make_embedder
+    from storage.ingest import open_pipeline
+
+    if settings.weaviate.url is None:
+        raise RuntimeError(
+            "no Weaviate configured for the worker: set CHUNKWEAVE_WEAVIATE__URL "
+            "(and CHUNKWEAVE_WEAVIATE__GRPC_PORT), or use `chunkweave serve`"
+        )
+    embedder = make_embedder(settings.embedder)
+    return open_pipeline(settings.weaviate, embedder, settings.parse, settings.chunking)
+
+
+def load_factory(dotted: str) -> Callable[[Settings], PipelineLike]:
+    """Resolve ``package.module:function``."""
+    module, _, name = dotted.partition(":")
+    if not module or not name:
+        raise ValueError(f"pipeline_factory {dotted!r}: expected 'module:function'")
+    factory: Callable[[Settings], PipelineLike] = getattr(importlib.import_module(module), name)
+    return factory
+
+
+class Runtime:
+    """The resources of one process. Use :func:`get_runtime`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.redis = redis_client(settings)
+        self.jobs = JobStore(self.redis, ttl_s=settings.job_ttl_s)
+        self._pipeline: PipelineLike | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def pipeline(self) -> PipelineLike:
+        """The process's pipeline, built on first use."""
+        with self._lock:
+            if self._pipeline is None:
+                self._pipeline = load_factory(self.settings.pipeline_factory)(self.settings)
+            return self._pipeline
+
+    def close(self) -> None:
+        """Release the pipeline's clients (its or its store's ``close``) and Redis."""
+        pipeline, self._pipeline = self._pipeline, None
+        # storage's Pipeline owns a store with the Weaviate client; others may close.
+        for owner in (pipeline, getattr(pipeline, "store", None)):
+            close = getattr(owner, "close", None)
+            if callable(close):
+                close()
+                break
+        self.redis.close()
+
+
+_runtime: Runtime | None = None
+
+
+def get_runtime() -> Runtime:
+    """Return this process's :class:`Runtime` (built from :func:`get_settings` once)."""
+    global _runtime
+    if _runtime is None:
+        _runtime = Runtime(get_settings())
+    return _runtime
+
+
+def forget_runtime() -> None:
+    """Drop an inherited runtime without closing it (after fork: the parent owns it)."""
+    global _runtime
+    _runtime = None
+
+
+def reset_runtime() -> None:
+    """Drop this process's runtime (after fork, or at shutdown)."""
+    global _runtime
+    if _runtime is not None:
+        _runtime.close()
+    _runtime = None

@@ -1,0 +1,171 @@
+"""``chunkweave serve``: workers, watcher and HTTP API as one service, one Ctrl-C.
+
+Without ``CHUNKWEAVE_REDIS_URL`` an embedded ``redis-server`` is started (data under
+``<data_dir>/redis``); without ``CHUNKWEAVE_WEAVIATE__URL`` the embedded Weaviate of
+``storage.local_weaviate`` (data under ``<data_dir>/weaviate``). Workers and the API
+run as child processes that inherit those URLs through the environment; the
+watcher runs in this process. SIGINT/SIGTERM (or any child dying) stops everything:
+watcher first (no new jobs), then the API, then the workers with a warm shutdown
+(running tasks finish or are redelivered later), then the embedded servers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from types import FrameType
+
+from pydantic import SecretStr
+
+from worker.local_redis import LocalRedis
+from worker.settings import Settings
+
+log = logging.getLogger(__name__)
+_STOP_GRACE_S = 30.0
+
+
+def _child_env(settings: Settings) -> dict[str, str]:
+    env = dict(os.environ)
+    if settings.redis_url is not None:
+        env["CHUNKWEAVE_REDIS_URL"] = settings.redis_url.get_secret_value()
+    if settings.weaviate.url is not None:
+        env["CHUNKWEAVE_WEAVIATE__URL"] = settings.weaviate.url
+        env["CHUNKWEAVE_WEAVIATE__GRPC_PORT"] = str(settings.weaviate.grpc_port)
+    return env
+
+
+def worker_command(settings: Settings, concurrency: int, queues: str | None = None) -> list[str]:
+    """Return the ``celery worker`` command line for this project's app."""
+    return [
+        sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+        "--pool", "prefork", "--concurrency", str(concurrency),
+        "-Q", queues or settings.queue, "--loglevel", "INFO",
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+
+
+def api_command(host: str, port: int) -> list[str]:
+    """Return the uvicorn command line serving ``worker.api``."""
+    return [
+        sys.executable, "-m", "uvicorn", "worker.api:app_factory", "--factory",
+        "--host", host, "--port", str(port), "--log-level", "warning",
+    ]  # fmt: skip
+
+
+class Service:
+    """Everything ``serve`` runs; :meth:`run` blocks until stopped."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        watch: str | None,
+        workers: int,
+        api_port: int | None,
+        host: str = "127.0.0.1",
+        polling: bool = False,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.settings = settings
+        self.watch = watch
+        self.workers = workers
+        self.api_port = api_port
+        self.host = host
+        self.polling = polling
+        self.say = say
+        self.stop = threading.Event()
+        self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def _embedded(self, stack: ExitStack) -> Settings:
+        settings = self.settings
+        data = Path(settings.data_dir)
+        if settings.redis_url is None or not settings.redis_url.get_secret_value():
+            server = stack.enter_context(LocalRedis(data / "redis"))
+            settings = settings.model_copy(update={"redis_url": SecretStr(server.url)})
+            self.say(f"started embedded Redis on {server.url} (data: {data / 'redis'})")
+        if settings.weaviate.url is None:
+            from storage.local_weaviate import LocalWeaviate
+
+            weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
+            settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
+            self.say(f"started embedded Weaviate on {weaviate.url} (data: {data / 'weaviate'})")
+        return settings
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        proc = subprocess.Popen(args, env=env, start_new_session=True)
+        self.children.append((name, proc))
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self.say(f"received {signal.Signals(signum).name}: shutting down")
+        self.stop.set()
+
+    def run(self) -> int:
+        """Start everything, block until a signal or a child exits; return an exit code."""
+        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        code = 0
+        with ExitStack() as stack:
+            stack.callback(lambda: [signal.signal(s, h) for s, h in previous.items()])
+            settings = self._embedded(stack)
+            env = _child_env(settings)
+            stack.callback(self._stop_children)
+            self._spawn("worker", worker_command(settings, self.workers), env)
+            if self.api_port is not None:
+                self._spawn("api", api_command(self.host, self.api_port), env)
+                self.say(f"HTTP API on http://{self.host}:{self.api_port} (docs at /docs)")
+            watcher = self._start_watcher(settings, stack) if self.watch else None
+            self.say(f"{self.workers} worker process(es) on queue {settings.queue!r}; Ctrl-C stops")
+            while not self.stop.wait(0.5):
+                dead = [(n, p) for n, p in self.children if p.poll() is not None]
+                if dead or (watcher is not None and not watcher.is_alive()):
+                    what = dead[0][0] if dead else "watcher"
+                    self.say(f"{what} exited unexpectedly: stopping the service")
+                    code = 1
+                    break
+            self.stop.set()
+        return code
+
+    def _start_watcher(self, settings: Settings, stack: ExitStack) -> threading.Thread:
+        from worker.enqueue import Enqueuer
+
+        enq = Enqueuer(settings)
+        stack.callback(enq.close)
+        assert self.watch is not None
+        if self.watch.startswith("s3://"):
+            from worker.watch_s3 import BucketWatcher
+
+            target: Callable[[threading.Event], None] = BucketWatcher(self.watch, enq).run
+        else:
+            from worker.watch_fs import FolderWatcher
+
+            target = FolderWatcher(
+                Path(self.watch),
+                enq,
+                polling=self.polling,
+                reconcile_s=settings.watch_reconcile_s,
+                settle_s=settings.watch_settle_s,
+            ).run
+        thread = threading.Thread(target=target, args=(self.stop,), name="watcher", daemon=True)
+        thread.start()
+        stack.callback(lambda: thread.join(timeout=10))
+        self.say(f"watching {self.watch}")
+        return thread
+
+    def _stop_children(self) -> None:
+        # API first (stop taking jobs), then workers: SIGTERM is Celery's warm shutdown.
+        for _name, proc in reversed(self.children):
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for name, proc in reversed(self.children):
+            try:
+                proc.wait(timeout=_STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                log.warning("%s did not stop in %.0fs: killing it", name, _STOP_GRACE_S)
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
