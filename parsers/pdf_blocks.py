@@ -26,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from parsers.elements import Element, ElementType
+from parsers.pdf_heading_filters import plausible_heading_text
 from parsers.pdf_headings import HeadingModel, OutlineIndex, numbering_depth
 from parsers.pdf_profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
 from parsers.pdf_text import BBox, Line, join_lines
@@ -169,10 +170,21 @@ def _heading(text: str, unit: list[Line], hint: str | None, ctx: PageContext) ->
     style = unit[0].style
     model = ctx.headings
     shaped = not text.endswith((".", ",", ";")) or numbering_depth(text) is not None
-    if not shaped and hint not in ("section-header", "title"):
+    hinted = hint in ("section-header", "title")
+    # Sentence punctuation rules a unit out, unless the outline lists it.
+    if (
+        not shaped
+        and not hinted
+        and (ctx.outline is None or ctx.outline.match(text, ctx.page, consume=False) is None)
+    ):
         return None
     resolved = model.resolve(text, style, ctx.page, ctx.first_page, ctx.outline)
-    if resolved is None and hint in ("section-header", "title"):
+    if resolved is None and hinted:
+        # The layout model's guess needs the same evidence as a font style.
+        if not plausible_heading_text(text, ctx.first_page) or not model.may_be_unlisted(
+            text, style
+        ):
+            return None
         if hint == "title" and ctx.first_page:
             resolved = ("title", 1)
         else:

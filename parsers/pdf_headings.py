@@ -12,29 +12,51 @@ levels as the whole document. Evidence, strongest first:
    style whose numbered headings mostly have depth d gets level d, so un-numbered
    headings ("Abstract", "References") line up with their numbered siblings.
    With an outline, styles learnt from matched entries give levels to headings
-   the outline leaves out; other styles are not trusted.
+   the outline leaves out, but only to units in a display size (larger than the
+   body) or with numbering: a body-size bold line the outline does not list is
+   a label, table header or message code. Other styles are not trusted.
+
+Evidence against, applied after the outline check: the text of a unit
+(``parsers.pdf_heading_filters``: table-of-contents entries, dates, author
+lines, labels ending in a colon) and, per page, its neighbours
+(:func:`demote_label_runs`, :func:`demote_figure_labels`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
+
+from parsers.elements import Element
+from parsers.pdf_heading_filters import plausible_heading_text
 
 Style = tuple[float, bool]
 HeadingKind = Literal["title", "heading"]
 
 MAX_LEVEL = 9
+#: A style this much larger than the body font is a display (heading) size.
+DISPLAY_RATIO = 1.12
+#: Consecutive same-level un-numbered headings from this many on are labels.
+MIN_LABEL_RUN = 3
+#: Text units up to this many characters between a figure caption and the body
+#: above it are the figure's labels (a body paragraph is longer).
+MAX_LABEL_CHARS = 90
+
+_FIGURE_CAPTION = re.compile(r"^(?:fig(?:ure)?|chart|diagram|scheme)\b", re.IGNORECASE)
 
 _DOTTED = re.compile(r"^(\d{1,3}(?:\.\d{1,3}){0,6})\.?\s+\S")
 _LETTERED = re.compile(r"^([A-Z](?:\.\d{1,3}){1,5})\.?\s+\S")
 _NAMED = re.compile(r"^(chapter|part|appendix)\s+([0-9]{1,3}|[ivxlc]{1,6}|[a-z])\b", re.IGNORECASE)
 _SECTION = re.compile(r"^section\s+(\d{1,3}(?:\.\d{1,3}){0,5})\b", re.IGNORECASE)
+# A lone letter counts as a number only after a keyword ("Appendix C"), before a
+# dotted number ("A.1") or before a capitalised word ("C The editor"): "R and
+# statistics" and "A specific example" keep their first word.
 _STRIP_NUMBER = re.compile(
-    r"^(?:(?:chapter|appendix|part|section)\s+)?(?:\d{1,3}|[A-Z])(?:[.\-]\d{1,3})*[.:]?\s+",
-    re.IGNORECASE,
+    r"^(?:(?i:chapter|appendix|part|section)\s+(?:\d{1,3}|[A-Za-z])(?:[.\-]\d{1,3})*"
+    r"|\d{1,3}(?:[.\-]\d{1,3})*|[A-Z](?:[.\-]\d{1,3})+|[A-Z](?=\s+[A-Z]))[.:]?\s+"
 )
 _NON_ALNUM = re.compile(r"[\W_]+")
 
@@ -58,10 +80,19 @@ def numbering_depth(text: str) -> int | None:
 
 
 def match_key(text: str) -> str:
-    """Normalised form for matching outline titles: no numbering, alphanumerics only."""
+    """Normalised form for matching outline titles: no numbering, alphanumerics only.
+
+    A text repeated twice in a row ("Table of Contents Table of Contents") keys
+    as one copy.
+    """
     text = unicodedata.normalize("NFKC", text).strip()
     text = _STRIP_NUMBER.sub("", text, count=1)
-    return _NON_ALNUM.sub("", text.lower())
+    key = _NON_ALNUM.sub("", text.lower())
+    half = len(key) // 2
+    # Text drawn twice (a common fake-bold trick) extracts as "TitleTitle".
+    if half >= 8 and len(key) % 2 == 0 and key[:half] == key[half:]:
+        return key[:half]
+    return key
 
 
 def keys_match(a: str, b: str) -> bool:
@@ -136,6 +167,17 @@ class HeadingModel:
             return style in self.outline_levels or style == self.title_style
         return style in self.style_levels or style == self.title_style
 
+    def may_be_unlisted(self, text: str, style: Style) -> bool:
+        """Return True when a heading may be missing from the outline (always without one).
+
+        The outline lists the sections; a unit it leaves out needs a display size
+        or numbering, since body-size bold also marks labels, table headers and
+        message codes.
+        """
+        if not self.has_outline:
+            return True
+        return style[0] >= DISPLAY_RATIO * self.body_size or numbering_depth(text) is not None
+
     def nearest_level(self, style: Style) -> int:
         """Level of the known heading style closest in size (1 when none is known)."""
         known = {**self.style_levels, **self.outline_levels}
@@ -160,9 +202,13 @@ class HeadingModel:
                 return "heading", min(level, MAX_LEVEL)
         if first_page and style == self.title_style:
             return "title", 1
+        if not plausible_heading_text(text, first_page):
+            return None
         if self.has_outline:
             learnt = self.outline_levels.get(style)
-            return ("heading", learnt) if learnt is not None else None
+            if learnt is None or not self.may_be_unlisted(text, style):
+                return None
+            return "heading", learnt
         if style not in self.style_levels:
             return None
         depth = numbering_depth(text)
@@ -189,3 +235,77 @@ def rank_styles(
         deepest = max(deepest, level)
         levels[style] = min(level, MAX_LEVEL)
     return levels
+
+
+def _never_listed(element: Element) -> bool:
+    return False
+
+
+def _label_like(element: Element, listed: Callable[[Element], bool]) -> bool:
+    """Return True for a heading that carries no numbering and is not in the outline."""
+    return (
+        element.type == "heading" and numbering_depth(element.text) is None and not listed(element)
+    )
+
+
+def demote_label_runs(
+    elements: Iterable[Element], listed: Callable[[Element], bool] = _never_listed
+) -> Iterator[Element]:
+    """Yield one page's ``elements`` with runs of label-like headings made paragraphs.
+
+    A run is :data:`MIN_LABEL_RUN` or more consecutive ``heading`` elements of one
+    level whose text carries no section numbering and which ``listed`` (the
+    outline check) does not vouch for, with no body element between them
+    (furniture and figures do not break a run): cover-page bullets, author
+    blocks and index letters look like that, sections never do. Titles,
+    numbered or listed headings and shorter runs are kept.
+    """
+    items = list(elements)
+    demote: set[int] = set()
+    run: list[int] = []
+    for i, el in enumerate(items):
+        if el.is_furniture or el.type == "figure":
+            continue
+        label = _label_like(el, listed)
+        if not label or (run and items[run[-1]].level != el.level):
+            if len(run) >= MIN_LABEL_RUN:
+                demote.update(run)
+            run = []
+        if label:
+            run.append(i)
+    if len(run) >= MIN_LABEL_RUN:
+        demote.update(run)
+    for i, el in enumerate(items):
+        yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el
+
+
+def demote_figure_labels(
+    elements: Iterable[Element], listed: Callable[[Element], bool] = _never_listed
+) -> Iterator[Element]:
+    """Yield one page's ``elements`` with headings inside a drawn figure made paragraphs.
+
+    Figure captions sit below the figure, so the short text units between a
+    "Figure N" caption and the last long body element above it are the figure's
+    own labels (boxes of a diagram, axis titles). When there are
+    :data:`MIN_LABEL_RUN` or more of them, the un-numbered headings among them
+    that ``listed`` does not vouch for become paragraphs: a bold label in a
+    diagram is not a section.
+    """
+    items = list(elements)
+    demote: set[int] = set()
+    for i, el in enumerate(items):
+        if el.type != "caption" or not _FIGURE_CAPTION.match(el.text):
+            continue
+        inside: list[int] = []
+        for j in range(i - 1, -1, -1):
+            prev = items[j]
+            if prev.is_furniture or prev.type == "figure":
+                continue
+            short = prev.type in ("heading", "paragraph") and len(prev.text) <= MAX_LABEL_CHARS
+            if not short or (prev.type == "heading" and not _label_like(prev, listed)):
+                break
+            inside.append(j)
+        if len(inside) >= MIN_LABEL_RUN:
+            demote.update(j for j in inside if items[j].type == "heading")
+    for i, el in enumerate(items):
+        yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el

@@ -16,6 +16,7 @@ decides the route in ``auto`` mode from cheap signals.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -24,6 +25,7 @@ import pymupdf
 from parsers.elements import Element
 from parsers.pdf_blocks import PageContext, TextRegion, classify_region
 from parsers.pdf_grid import find_grid_tables
+from parsers.pdf_headings import demote_figure_labels, demote_label_runs
 from parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
 from parsers.pdf_ocr import looks_scanned, ocr_textpage, tessdata_dir
 from parsers.pdf_order import column_count, reading_order
@@ -148,7 +150,18 @@ def parse_page(
         else:
             result.elements.extend(classify_region(item, ctx))
     result.elements.extend(e for e in head if e.type == "page_footer")
+    listed = _outline_check(profile)
+    result.elements = list(demote_label_runs(demote_figure_labels(result.elements, listed), listed))
     return result
+
+
+def _outline_check(profile: PdfProfile) -> Callable[[Element], bool]:
+    """Return a predicate telling whether an element's text is an outline entry of its page."""
+    outline = profile.outline
+    if not (outline and profile.headings.has_outline):
+        return lambda el: False
+    # The profile's index is never consumed, so this asks without side effects.
+    return lambda el: outline.match(el.text, el.page or 0, consume=False) is not None
 
 
 def _ocr_lines(
