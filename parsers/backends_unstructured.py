@@ -99,10 +99,15 @@ def _partitioner(path: Path, fmt: str) -> Any:
         import spacy.util
         import unstructured.nlp.tokenize as tokenize
 
+        partition: Any
         if fmt == "pdf":
-            from unstructured.partition.pdf import partition_pdf as partition
+            from unstructured.partition.pdf import partition_pdf
+
+            partition = partition_pdf
         else:
-            from unstructured.partition.docx import partition_docx as partition
+            from unstructured.partition.docx import partition_docx
+
+            partition = partition_docx
     except ImportError as err:
         raise ParserUnavailableError(
             str(path),
@@ -115,7 +120,7 @@ def _partitioner(path: Path, fmt: str) -> Any:
             f"unstructured needs the spaCy model en_core_web_sm offline; install: {INSTALL_HINT}",
         )
     # unstructured loads the model by this module-level name.
-    tokenize._SPACY_MODEL_NAME = model
+    tokenize._SPACY_MODEL_NAME = model  # type: ignore[misc, unused-ignore]
     return partition
 
 

@@ -3,7 +3,8 @@
 # run only checks. Used by scripts/run.sh and scripts/test.sh (and so by .ci/run).
 #
 #   - Debian packages: redis-server (broker + embedded Redis), tesseract-ocr (OCR)
-#   - a virtualenv in .venv with chunkweave and its dev tools (pip, from PyPI)
+#   - a virtualenv in .venv with chunkweave and its dev tools (pip, from PyPI);
+#     CHUNKWEAVE_EXTRAS picks the extras (default: dev)
 #   - the real Weaviate server, built once per machine from its Go module and cached
 #     under the user's cache directory (see storage/local_weaviate.py)
 set -euo pipefail
@@ -29,12 +30,15 @@ if [ ! -x .venv/bin/python ]; then
     say "creating .venv with $($PYTHON --version)"
     "$PYTHON" -m venv .venv
 fi
+# Extras to install: run.sh needs none beyond dev; test.sh adds the optional parser
+# backends (docling, unstructured: both without torch) so their tests run too.
+extras="${CHUNKWEAVE_EXTRAS:-dev}"
 stamp=.venv/.chunkweave-installed
-want="$(sha1sum pyproject.toml | cut -d' ' -f1)"
+want="$(sha1sum pyproject.toml | cut -d' ' -f1) $extras"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    say "installing chunkweave and dev tools into .venv (pip)"
+    say "installing chunkweave[$extras] into .venv (pip)"
     .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e '.[dev]'
+    .venv/bin/python -m pip install -q -e ".[$extras]"
     echo "$want" > "$stamp"
 fi
 
