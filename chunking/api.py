@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from chunking import baselines
 from chunking.budget import Budget
+from chunking.context import context_lines
 from chunking.emit import Rendered, iter_fitted
 from chunking.fingerprint import chunker_fingerprint
 from chunking.ids import assign_ids
@@ -85,7 +86,11 @@ def chunk_document(
     if opts.strategy == "semantic" and embed is None:
         raise ValueError("the 'semantic' strategy needs an embedder (embed=...)")
     has_title = any(e.type == "title" for e in doc.elements)
-    budget = Budget(meter=Meter(counter), opts=opts, title=doc.title, root_depth=int(has_title))
+    meter = Meter(counter)
+    # One batched count of every element text (and context line) up front: the
+    # stages below then find nearly every cost in the meter's cache.
+    meter.prefill(_prefill_texts(doc))
+    budget = Budget(meter=meter, opts=opts, title=doc.title, root_depth=int(has_title))
     chunker = chunker_fingerprint(opts, counter.name)
     children = list(iter_fitted(_drafts(doc, budget, embed), budget))
     if opts.parent_chunks:
@@ -94,6 +99,20 @@ def chunk_document(
     else:
         groups, parents = [None] * len(children), []
     return list(_assemble(children, groups, parents, doc, chunker, doc_id, source or doc.path))
+
+
+def _prefill_texts(doc: ParsedDocument) -> Iterator[str]:
+    # The strings the stages will cost: trimmed element texts (a piece's text) and
+    # the plain context line of every heading path.
+    paths: set[tuple[str, ...]] = set()
+    for el in doc.elements:
+        if el.text.strip():
+            yield el.text.strip()
+        paths.add(el.heading_path)
+    for path in paths:
+        lines = context_lines(doc.title, path)
+        if lines:
+            yield "\n".join(lines)
 
 
 def _drafts(doc: ParsedDocument, budget: Budget, embed: Embed | None) -> Iterator[Draft]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from chunking.budget import Budget
 from chunking.split import line_spans, sentence_spans, split_piece
-from chunking.tables import iter_table_drafts
+from chunking.tables import iter_table_drafts, prefill_tables
 from chunking.units import Draft, Piece, TableUnit, iter_units
 from parsers.elements import Element
 
@@ -34,7 +34,8 @@ def baseline_drafts(
     elements: Iterable[Element], budget: Budget, chunk_prose: ProseChunker
 ) -> Iterator[Draft]:
     """Drafts for a baseline: ``chunk_prose`` on every prose run, tables by contract."""
-    units = iter_units(elements, budget.opts)
+    units = list(iter_units(elements, budget.opts))
+    prefill_tables(units, budget)
     for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
         if is_table:
             for table in run:

@@ -29,6 +29,8 @@ class Budget:
     #: 1 when heading paths start with the document's title element, else 0.
     root_depth: int = 0
     _contexts: dict[tuple[tuple[str, ...], str | None], Context] = field(default_factory=dict)
+    _context_costs: dict[tuple[tuple[str, ...], str | None], int] = field(default_factory=dict)
+    _soft: dict[tuple[str, ...], int] = field(default_factory=dict)
 
     @property
     def max_tokens(self) -> int:
@@ -54,10 +56,15 @@ class Budget:
         return found
 
     def context_cost(self, path: tuple[str, ...], caption: str | None = None) -> int:
-        """Tokens the context line(s) for ``path`` (and ``caption``) add."""
-        shown_path, title, shown_caption = self.context(path, caption)
-        lines = context_lines(title, shown_path, shown_caption)
-        return self.meter.cost("\n".join(lines)) if lines else 0
+        """Tokens the context line(s) for ``path`` (and ``caption``) add (cached)."""
+        key = (path, caption)
+        cost = self._context_costs.get(key)
+        if cost is None:
+            shown_path, title, shown_caption = self.context(path, caption)
+            lines = context_lines(title, shown_path, shown_caption)
+            cost = self.meter.cost("\n".join(lines)) if lines else 0
+            self._context_costs[key] = cost
+        return cost
 
     def hard(self, path: tuple[str, ...], caption: str | None = None) -> int:
         """Most text tokens a chunk under ``path`` may have (>= 1)."""
@@ -65,9 +72,12 @@ class Budget:
         return max(spare, 1)
 
     def soft(self, path: tuple[str, ...]) -> int:
-        """Text tokens prose under ``path`` is packed up to (>= 1)."""
-        spare = self.target_tokens - self.meter.base - self.context_cost(path)
-        return max(min(spare, self.hard(path)), 1)
+        """Text tokens prose under ``path`` is packed up to (>= 1; cached per path)."""
+        limit = self._soft.get(path)
+        if limit is None:
+            spare = self.target_tokens - self.meter.base - self.context_cost(path)
+            limit = self._soft[path] = max(min(spare, self.hard(path)), 1)
+        return limit
 
     def piece_cost(self, piece: Piece) -> int:
         """Estimated tokens of a piece's text."""

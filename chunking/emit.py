@@ -65,9 +65,38 @@ class Rendered:
 
 
 def iter_fitted(drafts: Iterable[Draft], budget: Budget) -> Iterator[Rendered]:
-    """Render every draft, splitting any whose ``embed_text`` exceeds ``max_tokens``."""
-    for draft in drafts:
-        yield from _fit(draft, budget)
+    """Render every draft, splitting any whose ``embed_text`` exceeds ``max_tokens``.
+
+    The size of a finished ``embed_text`` is the sum of its counted parts when the
+    counter is additive (exact, see ``TokenCounter``); otherwise all of them are
+    counted in one call with a batching counter, or one by one as they are rendered.
+    A draft over the limit is re-fitted (split) one by one.
+    """
+    meter = budget.meter
+    if not meter.additive and not meter.batched:
+        for draft in drafts:
+            yield from _fit(draft, budget)
+        return
+    items = list(drafts)
+    # Table parts are the only texts not counted yet: one batch for all of them.
+    fmt = budget.opts.table_format
+    meter.prefill(render_part(d.part, fmt)[0] for d in items if d.part is not None)
+    if meter.additive:
+        # Estimates are exact sums of counted parts (see ``TokenCounter.additive``).
+        for draft in items:
+            rendered = render(draft, budget, measure=False)
+            if rendered.token_count <= budget.max_tokens:
+                yield rendered
+            else:
+                yield from _fit(draft, budget)
+        return
+    batch = [render(draft, budget, measure=False) for draft in items]
+    counts = meter.exact_many([r.embed_text for r in batch])
+    for draft, one, count in zip(items, batch, counts, strict=True):
+        if count <= budget.max_tokens:
+            yield replace(one, token_count=count)
+        else:
+            yield from _fit(draft, budget)
 
 
 def _fit(draft: Draft, budget: Budget) -> Iterator[Rendered]:
@@ -132,10 +161,14 @@ def _with_text(rendered: Rendered, text: str, budget: Budget) -> Rendered:
     )
 
 
-def render(draft: Draft, budget: Budget) -> Rendered:
-    """Render the chunk fields of one draft."""
+def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
+    """Render the chunk fields of one draft.
+
+    ``token_count`` is measured (see :meth:`chunking.tokens.Meter.measure`), or with
+    ``measure`` off the additive estimate, for the caller to replace with a count.
+    """
     if draft.part is not None:
-        return _render_table(draft.part, budget)
+        return _render_table(draft.part, budget, measure)
     pieces = draft.pieces
     text = join_pieces(pieces)
     path = common_path(pieces)
@@ -144,7 +177,10 @@ def render(draft: Draft, budget: Budget) -> Rendered:
         text, title=title, heading_path=shown_path, enabled=budget.opts.contextualize
     )
     meter = budget.meter
-    prefix = embed_text[: len(embed_text) - len(text)]
+    # The context lines end with the newline before ``text``: cost them without it
+    # (the cached form; whitespace is free for an additive counter, and for others
+    # this is only the estimate the final count checks).
+    prefix = embed_text[: len(embed_text) - len(text)].removesuffix("\n")
     estimate = meter.base + meter.cost(prefix) + sum(meter.cost(p.text) for p in pieces)
     return Rendered(
         text=text,
@@ -153,7 +189,7 @@ def render(draft: Draft, budget: Budget) -> Rendered:
         heading_path=path,
         pages=tuple(sorted({p.page for p in pieces if p.page is not None})),
         element_orders=tuple(sorted({p.order for p in pieces})),
-        token_count=meter.measure(embed_text, estimate, budget.max_tokens),
+        token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
         sections=tuple(sorted({p.section for p in pieces})),
     )
 
@@ -170,7 +206,7 @@ def join_pieces(pieces: tuple[Piece, ...]) -> str:
     return "".join(out)
 
 
-def _render_table(part: TablePart, budget: Budget) -> Rendered:
+def _render_table(part: TablePart, budget: Budget, measure: bool) -> Rendered:
     unit = part.table
     text, markdown, html = render_part(part, budget.opts.table_format)
     shown_path, title, caption = budget.context(unit.path, unit.caption)
@@ -182,7 +218,10 @@ def _render_table(part: TablePart, budget: Budget) -> Rendered:
         enabled=budget.opts.contextualize,
     )
     meter = budget.meter
-    prefix = embed_text[: len(embed_text) - len(text)]
+    # The context lines end with the newline before ``text``: cost them without it
+    # (the cached form; whitespace is free for an additive counter, and for others
+    # this is only the estimate the final count checks).
+    prefix = embed_text[: len(embed_text) - len(text)].removesuffix("\n")
     estimate = meter.base + meter.cost(prefix) + meter.cost(text)
     orders = {unit.element.order}
     if unit.caption_order is not None:
@@ -194,7 +233,7 @@ def _render_table(part: TablePart, budget: Budget) -> Rendered:
         heading_path=unit.path,
         pages=(unit.element.page,) if unit.element.page is not None else (),
         element_orders=tuple(sorted(orders)),
-        token_count=meter.measure(embed_text, estimate, budget.max_tokens),
+        token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
         sections=(unit.section,),
         table_id=table_id(unit),
         table_row_start=part.row_start,

@@ -14,7 +14,18 @@ TableFormat = Literal["markdown", "html"]
 
 
 class TokenCounter(Protocol):
-    """Counts tokens the way the embedder will. ``name`` identifies it in fingerprints."""
+    """Counts tokens the way the embedder will. ``name`` identifies it in fingerprints.
+
+    A counter may also offer ``count_many(texts) -> list[int]`` (equal to
+    ``[count(t) for t in texts]``, but in one call): chunking then counts all
+    element texts of a document, and later all finished chunks, in one batch each.
+    It may also declare ``additive = True`` when its counts add up over
+    whitespace: ``count(a + w + b) == count(a) + count(b) - count("")`` for any
+    non-empty ``a``, ``b`` and whitespace run ``w`` (true of WordPiece, which always
+    splits at whitespace). Chunk sizes are then sums of cached parts, exactly, and
+    no finished chunk is tokenised again. Both are optional; ``count`` alone is
+    enough (chunks are then verified with the counter).
+    """
 
     name: str
 

@@ -23,14 +23,15 @@ from collections.abc import Iterable, Iterator
 
 from chunking.budget import Budget, common_path
 from chunking.split import split_piece
-from chunking.tables import iter_table_drafts
+from chunking.tables import iter_table_drafts, prefill_tables
 from chunking.units import Draft, Piece, TableUnit, Unit, iter_units
 from parsers.elements import Element
 
 
 def elements_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Draft]:
     """Drafts of the ``elements`` strategy, in reading order."""
-    units = iter_units(elements, budget.opts)
+    units = list(iter_units(elements, budget.opts))
+    prefill_tables(units, budget)
     drafts = itertools.chain.from_iterable(
         _section_drafts(list(group), budget, pack=True)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
@@ -43,7 +44,8 @@ def headings_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Dra
     items = list(elements)
     level = budget.opts.heading_level or auto_heading_level(items)
     opts = budget.opts.model_copy(update={"section_level": level})
-    units = iter_units(items, opts)
+    units = list(iter_units(items, opts))
+    prefill_tables(units, budget)
     drafts = itertools.chain.from_iterable(
         _section_drafts(list(group), budget, pack=False)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
@@ -80,14 +82,24 @@ def pack_pieces(pieces: list[Piece], budget: Budget, *, soft: bool) -> Iterator[
     """Pack consecutive prose pieces into chunks, keeping lists together where they fit.
 
     With ``soft`` the packing limit is the target size, otherwise the hard budget;
-    a piece over the hard budget is split into fragments first.
+    a piece over the hard budget is split into fragments first. Packing is
+    balanced: the run gets as few chunks as greedy packing to the limit needs, with
+    the largest chunk as small as possible, so a section does not end in a tiny
+    tail chunk that has lost the context of the rest.
     """
+    atoms = list(_atoms(pieces, budget))
+    if not atoms:
+        return
+    costs = [sum(budget.piece_cost(p) for p in atom) for atom in atoms]
+    cap = budget.soft(atoms[0][0].path) if soft else budget.hard(atoms[0][0].path)
+    groups = _greedy(costs, cap)
+    if soft and groups > 1:
+        cap = _balanced_cap(costs, cap, groups)
     current: list[Piece] = []
     used = 0
-    for atom in _atoms(pieces, budget):
-        cost = sum(budget.piece_cost(p) for p in atom)
+    for atom, cost in zip(atoms, costs, strict=True):
         path = current[0].path if current else atom[0].path
-        limit = budget.soft(path) if soft else budget.hard(path)
+        limit = min(cap, budget.soft(path) if soft else budget.hard(path))
         if current and used + cost > limit:
             yield tuple(current)
             current, used = [], 0
@@ -95,6 +107,28 @@ def pack_pieces(pieces: list[Piece], budget: Budget, *, soft: bool) -> Iterator[
         used += cost
     if current:
         yield tuple(current)
+
+
+def _greedy(costs: list[int], limit: int) -> int:
+    """Count the chunks greedy packing of ``costs`` up to ``limit`` makes."""
+    groups, used = 0, 0
+    for cost in costs:
+        if groups == 0 or used + cost > limit:
+            groups, used = groups + 1, 0
+        used += cost
+    return groups
+
+
+def _balanced_cap(costs: list[int], limit: int, groups: int) -> int:
+    """Find the smallest cap <= ``limit`` with which greedy packing needs ``groups`` chunks."""
+    low, high = max(max(costs), -(-sum(costs) // groups)), limit
+    while low < high:
+        middle = (low + high) // 2
+        if _greedy(costs, middle) <= groups:
+            high = middle
+        else:
+            low = middle + 1
+    return high
 
 
 def _atoms(pieces: list[Piece], budget: Budget) -> Iterator[tuple[Piece, ...]]:
@@ -162,7 +196,10 @@ def _can_merge(left: Draft, right: Draft, budget: Budget, related_only: bool) ->
     ):
         return False
     cost = sum(budget.piece_cost(p) for p in pieces)
-    limit = budget.soft(merged_path) if related_only else budget.hard(merged_path)
+    # A heading with nothing under it but subsections is no chunk of its own: it
+    # joins its first child as long as the hard limit allows.
+    soft_limit = related_only and not heading_only
+    limit = budget.soft(merged_path) if soft_limit else budget.hard(merged_path)
     return cost <= limit
 
 

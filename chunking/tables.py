@@ -13,12 +13,14 @@ and only the first carries the header. Nothing ever exceeds ``max_tokens``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+from chunking.budget import Budget
+from chunking.context import context_lines
 from chunking.ids import sha1_hex
 from chunking.models import TableFormat
 from chunking.tokens import Meter
-from chunking.units import Draft, TablePart, TableUnit
+from chunking.units import Draft, TablePart, TableUnit, Unit
 from parsers.elements import table_to_html, table_to_markdown
 
 
@@ -80,27 +82,62 @@ def render_part(part: TablePart, fmt: TableFormat) -> tuple[str, str, str]:
     with the caption on its own line in the table's first piece.
     """
     unit = part.table
-    header = unit.rows[: unit.header_rows]
-    data = unit.rows[unit.header_rows + part.row_start : unit.header_rows + part.row_end]
-    rows = header + data
-    markdown = table_to_markdown(rows, unit.header_rows)
-    html = table_to_html(rows, unit.header_rows)
+    markdown = _body(unit, part.row_start, part.row_end, "markdown")
+    html = _body(unit, part.row_start, part.row_end, "html")
     body = markdown if fmt == "markdown" else html
     text = f"{unit.caption}\n{body}" if part.first and unit.caption else body
     return text, markdown, html
 
 
+def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
+    """Count, in one batch, what sizing the tables of ``units`` will cost.
+
+    Each table's whole text, its row lines, its frame and its context line with
+    the caption; only a speed-up (see :meth:`chunking.tokens.Meter.prefill`).
+    """
+    fmt = budget.opts.table_format
+    texts: list[str] = []
+    for unit in units:
+        if not isinstance(unit, TableUnit) or not unit.rows:
+            continue
+        whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
+        texts.append(render_part(whole, fmt)[0])
+        texts.extend(_row_text(row, fmt) for row in unit.rows)
+        texts.append(_frame_text(fmt, max(len(r) for r in unit.rows)))
+        if unit.caption:
+            texts.append(unit.caption)
+            texts.append("\n".join(context_lines(budget.title, unit.path, unit.caption)))
+    budget.meter.prefill(texts)
+
+
+def _body(unit: TableUnit, row_start: int, row_end: int, fmt: TableFormat) -> str:
+    key = (row_start, row_end, fmt)
+    body = unit.renders.get(key)
+    if body is None:
+        header = unit.rows[: unit.header_rows]
+        rows = header + unit.rows[unit.header_rows + row_start : unit.header_rows + row_end]
+        render = table_to_markdown if fmt == "markdown" else table_to_html
+        body = unit.renders[key] = render(rows, unit.header_rows)
+    return body
+
+
 def _row_cost(row: tuple[str, ...], fmt: TableFormat, meter: Meter) -> int:
+    return meter.cost(_row_text(row, fmt))
+
+
+def _row_text(row: tuple[str, ...], fmt: TableFormat) -> str:
     if fmt == "markdown":
-        return meter.cost("| " + " | ".join(row) + " |")
-    return meter.cost("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
+        return "| " + " | ".join(row) + " |"
+    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
 
 
 def _frame_cost(fmt: TableFormat, width: int, meter: Meter) -> int:
+    return meter.cost(_frame_text(fmt, width))
+
+
+def _frame_text(fmt: TableFormat, width: int) -> str:
     # The Markdown header separator line, or the <table></table> wrapper.
-    if fmt == "markdown":
-        return meter.cost("|" + "---|" * width)
-    return meter.cost("<table></table>")
+    return "|" + "---|" * width if fmt == "markdown" else "<table></table>"
 
 
 def _rows_text(rows: tuple[tuple[str, ...], ...]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Sequence
 
 from chunking.models import TokenCounter
 
@@ -45,6 +46,9 @@ class ApproxTokenCounter:
     """
 
     name = "approx-wordpiece-v1"
+    #: Every rule applies to a run inside one whitespace-free word, so counts of
+    #: texts joined by whitespace add up exactly (see ``TokenCounter``).
+    additive = True
 
     def count(self, text: str) -> int:
         """Estimated tokens of ``text`` including the two special tokens."""
@@ -81,6 +85,32 @@ class Meter:
         self._cache: dict[str, int] = {}
         self._texts: dict[str, int] = {}
         self._trusted = 0  # exact estimates in a row; -1 once one was wrong
+        self.additive = getattr(counter, "additive", False) is True
+        many = getattr(counter, "count_many", None)
+        self._many: Callable[[Sequence[str]], list[int]] | None = many if callable(many) else None
+
+    @property
+    def batched(self) -> bool:
+        """True when the counter counts many texts in one call (``count_many``)."""
+        return self._many is not None
+
+    def prefill(self, texts: Iterable[str]) -> None:
+        """Count every distinct, not yet known text of ``texts`` in one counter call.
+
+        Only a speed-up (later :meth:`cost` calls hit the cache); without
+        ``count_many`` on the counter it does nothing.
+        """
+        if self._many is None:
+            return
+        todo = list(dict.fromkeys(t for t in texts if t not in self._texts and t.strip()))
+        for text, count in zip(todo, self._many(todo), strict=True):
+            self._texts[text] = max(count - self.base, 0)
+
+    def exact_many(self, texts: Sequence[str]) -> list[int]:
+        """Return the real counts of ``texts`` (specials included), batched if possible."""
+        if self._many is not None:
+            return list(self._many(texts))
+        return [self.counter.count(t) for t in texts]
 
     def word_cost(self, word: str) -> int:
         """Tokens one whitespace-free word costs (cached)."""
@@ -95,10 +125,12 @@ class Meter:
     ) -> list[tuple[int, int, int]]:
         """``(start, end, cost)`` of every word of ``text[start:end]`` (absolute offsets)."""
         stop = len(text) if end is None else end
-        return [
-            (m.start(), m.end(), self.word_cost(m.group()))
-            for m in _WORD.finditer(text, start, stop)
-        ]
+        matches = list(_WORD.finditer(text, start, stop))
+        if self._many is not None:
+            todo = list(dict.fromkeys(m.group() for m in matches if m.group() not in self._cache))
+            for word, count in zip(todo, self._many(todo) if todo else [], strict=True):
+                self._cache[word] = max(count - self.base, 0)
+        return [(m.start(), m.end(), self.word_cost(m.group())) for m in matches]
 
     def cost(self, text: str) -> int:
         """Tokens of ``text`` without the special tokens (one counter call per distinct text).

@@ -13,7 +13,7 @@ assigns each unit the index of the section it belongs to.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from chunking.models import ChunkOptions
@@ -82,6 +82,11 @@ class TableUnit:
     caption_order: int | None
     path: tuple[str, ...]
     section: int
+    #: Rendered bodies by ``(row_start, row_end, format)``: every stage that needs a
+    #: part's text (fit check, costs, chunk fields) renders it only once.
+    renders: dict[tuple[int, int, str], str] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,3 +97,53 @@ def test_minilm_tokenizer_budget_and_approximation():
     prose = "The chunker packs paragraphs of one section up to the embedder's limit."
     ratio = ApproxTokenCounter().count(prose) / counter.count(prose)
     assert 0.8 <= ratio <= 1.5
+
+
+class BatchCounter(HFCounter):
+    """``HFCounter`` with ``count_many``; ``additive`` as declared; calls are recorded."""
+
+    def __init__(self, base: HFCounter, *, additive: bool) -> None:
+        super().__init__(base.tokenizer, f"{base.name}-batch")
+        self.additive = additive
+        self.single_calls = 0
+        self.batch_calls = 0
+
+    def count(self, text: str) -> int:
+        self.single_calls += 1
+        return super().count(text)
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        self.batch_calls += 1
+        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    doc=documents(),
+    strategy=st.sampled_from(["elements", "headings", "fixed", "recursive"]),
+    limit=st.integers(40, 256),
+    additive=st.booleans(),
+)
+def test_batched_counters_give_exact_sizes_within_the_limit(
+    doc: ParsedDocument, strategy: str, limit: int, additive: bool
+) -> None:
+    """Sizes summed from cached parts (additive) or counted in a batch are the real counts."""
+    counter = BatchCounter(TOY, additive=additive)
+    opts = resolve_options(ChunkOptions(strategy=strategy), limit)
+    for c in chunk_document(doc, opts, counter, doc_id="d"):
+        assert c.token_count == TOY.count(c.embed_text) <= limit
+
+
+def test_batched_counter_is_called_per_document_not_per_element():
+    paragraphs = [el("heading", "1 Scope", level=1)]
+    paragraphs += [el("paragraph", f"Paragraph {i} about the revenue table.") for i in range(200)]
+    doc = make_doc(paragraphs)
+    opts = resolve_options(ChunkOptions(), 128)
+    for additive in (True, False):
+        counter = BatchCounter(TOY, additive=additive)
+        chunks = chunk_document(doc, opts, counter, doc_id="d")
+        assert len(chunks) > 5
+        # [CLS]/[SEP] probe, and a handful of context-line variants; never one per paragraph.
+        assert counter.single_calls <= 5
+        assert counter.batch_calls <= 4
+        assert all(c.token_count == TOY.count(c.embed_text) for c in chunks)

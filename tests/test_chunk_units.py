@@ -304,3 +304,32 @@ def test_top_level_sections_under_a_title_do_not_merge():
     assert [c.heading_path for c in chunks] == [("Guide", "1 Alpha"), ("Guide", "2 Beta")]
     assert chunks[0].text.startswith("Guide\n\n1 Alpha")
     assert chunks[0].embed_text.splitlines()[0] == "Guide > 1 Alpha"
+
+
+def test_packing_is_balanced_instead_of_leaving_a_tiny_tail():
+    paragraphs = [el("paragraph", words(58, f"p{i}x")) for i in range(5)]
+    doc = make_doc([el("heading", "1 A", level=1), *paragraphs])
+    chunks = chunk(doc, max_tokens=300, target_tokens=250, min_tokens=0)
+    sizes = [c.token_count for c in chunks]
+    # Greedy packing to ~240 text tokens would give 4 paragraphs + a 1-paragraph tail.
+    assert len(chunks) == 2
+    assert max(sizes) - min(sizes) < COUNTER.count(paragraphs[0].text)
+    assert norm(" ".join(c.text for c in chunks)) == norm(
+        " ".join(["1 A", *(p.text for p in paragraphs)])
+    )
+
+
+def test_heading_only_section_joins_its_first_child_up_to_the_hard_limit():
+    doc = make_doc(
+        [
+            el("heading", "1 Chapter", level=1),
+            el("heading", "1.1 Part", level=2),
+            el("paragraph", words(140, "q")),
+        ]
+    )
+    # The child alone nearly fills the 150-token target; with the chapter heading
+    # it is over the target but within max_tokens, so the heading is not left alone.
+    chunks = chunk(doc, max_tokens=300, target_tokens=150)
+    assert len(chunks) == 1
+    assert chunks[0].text.startswith("1 Chapter\n\n1.1 Part\n\n")
+    assert chunks[0].heading_path == ("1 Chapter", "1.1 Part")

@@ -185,3 +185,38 @@ def test_forked_worker_process_embeds_like_the_parent(reference) -> None:
     expected = parent.embed_query(text)
     assert np.allclose(inherited, expected, atol=1e-6)
     assert np.allclose(fresh, expected, atol=1e-6)
+
+
+def test_count_many_equals_count_one_by_one(embedder: MiniLMEmbedder, corpus: Path) -> None:
+    from parsers import parse_document
+
+    doc = parse_document(corpus / "R-intro.pdf")
+    texts = [e.text for e in doc.elements[:1500]]
+    # Whitespace BERT does not split on (vertical tab, file separator, NEL, line
+    # separator), characters its normaliser deletes or pads, accents, CJK, NBSP.
+    texts += [
+        "",
+        " ",
+        "a\x0bb",
+        "a\x1cb c",
+        "x\x85y",
+        "a\u2028b",
+        "caf\u00e9 na\u00efve e\u0301",
+        "x\u00a0y\u3000z",
+        "\u4e2d\u6587abc def",
+        "\u200bzero\u200bwidth \ufeffbom",
+        "tab\tnew\nline\r\n",
+        "don't-stop (a+b)=c",
+        "x" * 150 + " y",
+        "\x00 \x01",
+    ]
+    assert embedder.count_many(texts) == [embedder.count(t) for t in texts]
+    assert embedder.count_many([]) == []
+
+
+def test_counts_add_up_over_whitespace(embedder: MiniLMEmbedder) -> None:
+    assert embedder.additive
+    a, b = "Row permissions (RCAC) über-Schutz,", "and column masks: 東京 x\x1cy."
+    base = embedder.count("")
+    for sep in (" ", "\n", "\n\n", "\t \r\n"):
+        assert embedder.count(a + sep + b) == embedder.count(a) + embedder.count(b) - base

@@ -320,6 +320,64 @@ QUESTIONS: list[tuple[str, str, str, str]] = [
         "What does a LayoutParser layout model produce from a document image?",
         "generates a list of rectangular boxes for the target content regions",
     ),
+    # --- added later: more table cells and heading-dependent passages -------------------
+    (REDP, "table", "What data type does the USAGE column of FUNCTION_USAGE have?", "VARCHAR(7)"),
+    (
+        REDP,
+        "table",
+        "What does the USER or SESSION_USER special register hold?",
+        "The effective user of the thread excluding adopted authority.",
+    ),
+    (
+        REDP,
+        "table",
+        "Which global variable returns the host name of the current client?",
+        "Host name of the current client as returned by the system",
+    ),
+    (
+        RINTRO,
+        "table",
+        "Which additional arguments does the uniform distribution take in R?",
+        "min, max",
+    ),
+    (RINTRO, "table", "What is the R name of the chi-squared distribution?", "chisq"),
+    (RINTRO, "table", "What is the R name of the Wilcoxon distribution?", "wilcox"),
+    (
+        OTSL,
+        "table",
+        "What mAP (0.75) did the model with 2 encoder and 4 decoder layers reach?",
+        "0.859 0.834",
+    ),
+    (
+        OTSL,
+        "table",
+        "What TEDs score on simple tables did 4 encoder and 4 decoder layers achieve?",
+        "0.938 0.952",
+    ),
+    (
+        WT,
+        "table",
+        "Which cell is in the last row of the fifth column of the table with all kinds of spans?",
+        "Cell 8.4",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "What example data does the section on tapply() and ragged arrays continue with?",
+        "suppose we have the incomes of the same tax accountants in another vector",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "What is the first of the more advanced examples of writing R functions?",
+        "consider finding the efficiency factors for a block design",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "What form do if statements take in R?",
+        "The language has available a conditional construction of the form",
+    ),
 ]
 
 _WS = re.compile(r"\s+")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,8 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
+from tokenizers.normalizers import BertNormalizer
+from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from storage.embedders.errors import EmbedderConfigError, TextTooLongError
 
@@ -187,6 +190,36 @@ class MiniLMEmbedder:
         """Word pieces of ``text`` including [CLS] and [SEP] (``chunking.TokenCounter``)."""
         return len(self._runtime.tokenizer.encode(text).ids)
 
+    @property
+    def additive(self) -> bool:
+        """Whether counts add up over whitespace (``chunking.TokenCounter.additive``).
+
+        True for BERT WordPiece: it always splits at whitespace and normalises single
+        characters, so ``count(a + " " + b) == count(a) + count(b) - count("")``.
+        """
+        return _splits_on_bert_whitespace(self._runtime.tokenizer)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """``[self.count(t) for t in texts]``, computed in one pass (``chunking.TokenCounter``).
+
+        For a BERT tokenizer (``BertNormalizer`` + ``BertPreTokenizer``, as shipped)
+        each text is cut at BERT's whitespace and every distinct word of the batch is
+        tokenised once; a text's count is the specials plus its words' pieces. That
+        is exact, not an estimate: BERT always splits at that whitespace and its
+        normaliser acts on single characters, so no piece spans two words. Any other
+        tokenizer is run on the whole texts in a batch.
+        """
+        rt = self._runtime
+        if not texts:
+            return []
+        if not _splits_on_bert_whitespace(rt.tokenizer):
+            return [len(enc.ids) for enc in rt.tokenizer.encode_batch(list(texts))]
+        specials = len(rt.tokenizer.encode("").ids)
+        words_of = [_BERT_WORD.findall(text) for text in texts]
+        distinct = list(dict.fromkeys(w for words in words_of for w in words))
+        pieces = dict(zip(distinct, _pieces_per_word(rt.tokenizer, distinct), strict=True))
+        return [specials + sum(pieces[w] for w in words) for words in words_of]
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """One unit vector per text, in input order; raises TextTooLongError first."""
         return self.embed_array(texts).tolist()
@@ -209,6 +242,38 @@ class MiniLMEmbedder:
             feeds = _feeds([encodings[i] for i in rows], rt.input_names)
             out[rows] = rt.session.run(None, feeds)[0]
         return out
+
+
+# A run of characters BERT does not treat as whitespace (its whitespace: space, tab,
+# CR, LF and the Unicode "Zs" separators). Other control characters are deleted by
+# the normaliser without splitting, so they stay inside a word here too.
+_BERT_WORD = re.compile(r"[^ \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+
+
+def _splits_on_bert_whitespace(tokenizer: Tokenizer) -> bool:
+    """Tell whether ``tokenizer`` normalises per character and splits at whitespace."""
+    normalizer = tokenizer.normalizer
+    return isinstance(tokenizer.pre_tokenizer, BertPreTokenizer) and (
+        normalizer is None or isinstance(normalizer, BertNormalizer)
+    )
+
+
+def _pieces_per_word(tokenizer: Tokenizer, words: list[str]) -> list[int]:
+    """Word pieces of each whitespace-free word, from one encode of them all.
+
+    One call on the space-joined words costs half of a batch of tiny encodes; each
+    piece is credited to the word its start offset falls in (a word the normaliser
+    deletes entirely gets 0).
+    """
+    if not words:
+        return []
+    starts = np.cumsum([0] + [len(w) + 1 for w in words[:-1]])
+    encoding = tokenizer.encode(" ".join(words), add_special_tokens=False)
+    if not encoding.offsets:
+        return [0] * len(words)
+    offsets = np.fromiter((o[0] for o in encoding.offsets), dtype=np.int64)
+    owners = np.searchsorted(starts, offsets, side="right") - 1
+    return [int(n) for n in np.bincount(owners, minlength=len(words))]
 
 
 def _feeds(batch: list[Encoding], input_names: frozenset[str]) -> dict[str, np.ndarray[Any, Any]]:
