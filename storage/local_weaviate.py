@@ -8,6 +8,12 @@ no telemetry, a given data directory and free loopback ports, waits until
 leaving orphans: the server runs in its own process group and receives SIGTERM
 from the kernel if the process that started it dies (``PR_SET_PDEATHSIG``).
 
+One data directory has at most one server. The process that starts it holds an
+exclusive lock on ``DATA_DIR/owner.lock`` and records the server in
+``DATA_DIR/server.json``; any other process asking for the same data directory
+(e.g. ``chunkweave search`` while ``chunkweave serve`` runs) attaches to that
+server instead of starting a second one, and leaves it running when it is done.
+
 Command line (used by the project's scripts)::
 
     python -m storage.local_weaviate path    # print where the binary lives
@@ -201,6 +207,26 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def _is_ready(url: str) -> bool:
+    with (
+        contextlib.suppress(urllib.error.URLError, OSError),
+        urllib.request.urlopen(f"{url}/v1/.well-known/ready", timeout=2) as resp,
+    ):
+        return bool(resp.status == 200)
+    return False
+
+
+def _terminate(proc: subprocess.Popen[bytes], timeout_s: float) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 class LocalWeaviate:
     """A real Weaviate server process on loopback; a context manager.
 
@@ -227,6 +253,8 @@ class LocalWeaviate:
         self._ports = ports
         self.extra_env = dict(extra_env or {})
         self._proc: subprocess.Popen[bytes] | None = None
+        self._lock: int | None = None  # fd of owner.lock while this process owns the server
+        self.attached = False  # True when using a server another process started
 
     @property
     def ports(self) -> Ports:
@@ -264,11 +292,59 @@ class LocalWeaviate:
         return ports
 
     def start(self) -> LocalWeaviate:
-        """Start the server and wait until it is ready; raise with its log tail if not."""
-        if self.pid is not None:
+        """Start the server (or attach to the one already serving this data directory).
+
+        Waits until it is ready; raises with the server's log tail if it is not.
+        """
+        if self.pid is not None or self.attached:
             return self
-        binary = ensure_binary(self.version)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        lock = os.open(self.data_dir / "owner.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            return self._attach()
+        self._lock = lock
+        try:
+            self._spawn()
+        except BaseException:
+            self._release()
+            raise
+        (self.data_dir / "server.json").write_text(
+            json.dumps({"pid": self.pid, **asdict(self.ports)})
+        )
+        return self
+
+    def _attach(self) -> LocalWeaviate:
+        # Another process owns this data directory: wait for its server.json and
+        # readiness (it may still be starting), then use that server.
+        deadline = time.monotonic() + self.ready_timeout_s
+        record = self.data_dir / "server.json"
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                info = json.loads(record.read_text())
+                info.pop("pid", None)
+                ports = Ports(**info)
+                if _is_ready(f"http://127.0.0.1:{ports.http}"):
+                    self._ports = ports
+                    self.attached = True
+                    return self
+            time.sleep(0.2)
+        raise LocalWeaviateError(
+            f"another process holds {self.data_dir} but its Weaviate did not become ready "
+            f"within {self.ready_timeout_s:.0f}s; log {self.log_path}:\n{self._log_tail()}"
+        )
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                (self.data_dir / "server.json").unlink()
+            os.close(self._lock)  # closing the fd releases the flock
+            self._lock = None
+
+    def _spawn(self) -> None:
+        binary = ensure_binary(self.version)
         self._ports = self._choose_ports()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "ab") as log:
@@ -294,11 +370,9 @@ class LocalWeaviate:
         except BaseException:
             self.stop()
             raise
-        return self
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.ready_timeout_s
-        ready = f"{self.url}/v1/.well-known/ready"
         while time.monotonic() < deadline:
             assert self._proc is not None
             if self._proc.poll() is not None:
@@ -306,12 +380,8 @@ class LocalWeaviate:
                     f"Weaviate exited with code {self._proc.returncode} while starting; "
                     f"log {self.log_path}:\n{self._log_tail()}"
                 )
-            with (
-                contextlib.suppress(urllib.error.URLError, OSError),
-                urllib.request.urlopen(ready, timeout=2) as resp,
-            ):
-                if resp.status == 200:
-                    return
+            if _is_ready(self.url):
+                return
             time.sleep(0.2)
         raise LocalWeaviateError(
             f"Weaviate not ready after {self.ready_timeout_s:.0f}s at {self.url}; "
@@ -324,18 +394,17 @@ class LocalWeaviate:
         return "(no log)"
 
     def stop(self, timeout_s: float = 20.0) -> None:
-        """Stop the server: SIGTERM to its process group, SIGKILL after ``timeout_s``."""
+        """Stop the server: SIGTERM to its process group, SIGKILL after ``timeout_s``.
+
+        An attached server (started by another process) is left running.
+        """
+        self.attached = False
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            if proc is not None and proc.poll() is None:
+                _terminate(proc, timeout_s)
+        finally:
+            self._release()
 
     def __enter__(self) -> LocalWeaviate:
         return self.start()

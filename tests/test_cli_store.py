@@ -86,7 +86,22 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
     cmd = [CHUNKWEAVE, "ingest", doc, "--workers", "1", "--json"]
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    assert f"starting a local Weaviate with data in {tmp_path / 'weaviate'}" in run.stderr
+    assert "(CHUNKWEAVE_WEAVIATE__URL): started on http://127.0.0.1:" in run.stderr
+    assert f"with data in {tmp_path / 'weaviate'}" in run.stderr
     assert json.loads(run.stdout)["chunks_added"] > 0
     listed = subprocess.run([CHUNKWEAVE, "docs", "--json"], env=env, capture_output=True, text=True)
     assert [e["source"] for e in json.loads(listed.stdout)] == [doc]  # data persisted
+
+    # While another process runs the server for this data dir, the CLI attaches to it
+    # instead of starting a second server on the same files, and leaves it running.
+    from storage.local_weaviate import LocalWeaviate
+
+    with LocalWeaviate(tmp_path / "weaviate") as owner:
+        assert not owner.attached
+        listed = subprocess.run(
+            [CHUNKWEAVE, "docs", "--json"], env=env, capture_output=True, text=True, timeout=120
+        )
+        assert listed.returncode == 0, listed.stderr
+        assert f"already running on {owner.url}" in listed.stderr
+        assert [e["source"] for e in json.loads(listed.stdout)] == [doc]
+        assert owner.pid is not None  # the attached CLI did not stop the owner's server

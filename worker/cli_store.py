@@ -47,12 +47,13 @@ def weaviate_config(settings: Settings) -> Iterator[WeaviateConfig]:
         yield cfg
         return
     data_dir = Path(cfg.data_dir) if cfg.data_dir else settings.data_dir / "weaviate"
-    click.echo(
-        f"no Weaviate URL configured (CHUNKWEAVE_WEAVIATE__URL): starting a local Weaviate "
-        f"with data in {data_dir}",
-        err=True,
-    )
     with LocalWeaviate(data_dir) as server:
+        how = "using the local Weaviate already running" if server.attached else "started"
+        click.echo(
+            f"no Weaviate URL configured (CHUNKWEAVE_WEAVIATE__URL): {how} on {server.url} "
+            f"with data in {data_dir}",
+            err=True,
+        )
         yield server.config(cfg)
 
 

@@ -95,7 +95,8 @@ class Service:
 
             weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
-            self.say(f"started embedded Weaviate on {weaviate.url} (data: {data / 'weaviate'})")
+            how = "using running" if weaviate.attached else "started"
+            self.say(f"{how} embedded Weaviate on {weaviate.url} (data: {data / 'weaviate'})")
         return settings
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
