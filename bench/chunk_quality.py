@@ -1,0 +1,382 @@
+"""Chunk quality of chunkweave's strategies vs peer chunkers, on the shared corpus, in one run.
+
+Chunkers compared (budget 512 tokens everywhere, counted with the default embedder's
+own WordPiece tokenizer, ``storage/models/all-MiniLM-L6-v2-int8/tokenizer.json``):
+
+- ``chunkweave:elements`` and ``chunkweave:fixed`` (auto parse mode, max_tokens=512);
+- ``langchain:recursive``: LangChain's RecursiveCharacterTextSplitter with its Markdown
+  separators, on pymupdf4llm (+layout) Markdown, chunk_size=512 tokens, no overlap;
+- ``unstructured:by_title``: ``chunk_by_title`` on unstructured's elements (fast PDF
+  strategy), max_characters=2048 (about 512 tokens; it counts characters only);
+- ``docling:hybrid``: docling-core's HybridChunker, max_tokens=512 (DOCX only: docling's
+  PDF path needs hub models).
+
+Per chunker and group (pdf, docx, outline): documents, chunks, tokens p50/p95/max,
+tables kept whole (share of GT tables whose cells all sit in one chunk), heading path
+correct (share of chunks whose heading path ends in the GT heading they sit under; a
+chunk with no heading path metadata counts as carrying the Markdown heading it starts
+with, if any). For chunkweave the chunking time is also shown as a share of parse time.
+
+    bench/.venv-peers/bin/python -m bench.chunk_quality [--chunkers a,b] [--docs x,y]
+        [--max-pages N] [--no-outline] [--timeout S] [--json bench/results/chunk_quality.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.groundtruth import (
+    ChunkView,
+    GroundTruth,
+    chunk_gt_headings,
+    corpus_documents,
+    heading_path_correct,
+    load_groundtruth,
+    normalize_heading,
+    percentile,
+    table_kept_whole,
+    tokens,
+)
+from bench.parse_quality import DEFAULT_CORPUS, ROOT, group_of, truncated
+from bench.peers import emit, run_worker
+
+TOKENIZER = ROOT / "storage" / "models" / "all-MiniLM-L6-v2-int8" / "tokenizer.json"
+BUDGET = 512
+
+
+class WordPieceCounter:
+    """The default embedder's tokenizer as a chunkweave ``TokenCounter`` (no truncation)."""
+
+    name = "minilm-wordpiece"
+
+    def __init__(self) -> None:
+        from tokenizers import Tokenizer
+
+        self._tok = Tokenizer.from_file(str(TOKENIZER))
+        self._tok.no_truncation()
+
+    def count(self, text: str) -> int:
+        """Return the token count of ``text``, special tokens included."""
+        return len(self._tok.encode(text).ids)
+
+
+# --------------------------------------------------------------------------- chunkers
+
+
+def _chunkweave(path: Path, strategy: str) -> tuple[list[ChunkView], dict[str, float]]:
+    from chunking import ChunkOptions, chunk_document
+    from parsers import ParseOptions, parse_document
+
+    counter = WordPieceCounter()  # loaded before timing: tokenizer load is not chunking
+    start = time.perf_counter()
+    doc = parse_document(path, ParseOptions(mode="auto"))
+    parsed = time.perf_counter()
+    opts = ChunkOptions(strategy=strategy, max_tokens=BUDGET)
+    chunks = chunk_document(doc, opts, counter, doc_id=path.name)
+    done = time.perf_counter()
+    views = [
+        ChunkView(c.text, c.heading_path, c.pages, "table" if c.type == "table" else "text")
+        for c in chunks
+    ]
+    return views, {"parse_s": parsed - start, "chunk_s": done - parsed}
+
+
+def _langchain(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
+    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+
+    from bench.peers import pymupdf4llm_markdown
+
+    counter = WordPieceCounter()
+    splitter = RecursiveCharacterTextSplitter.from_language(
+        Language.MARKDOWN, chunk_size=BUDGET, chunk_overlap=0, length_function=counter.count
+    )
+    texts = splitter.split_text(pymupdf4llm_markdown(path))
+    return [ChunkView(t, _leading_heading(t)) for t in texts], {}
+
+
+def _unstructured(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
+    from unstructured.chunking.title import chunk_by_title
+
+    from bench.peers import unstructured_elements
+
+    views = []
+    for chunk in chunk_by_title(unstructured_elements(path), max_characters=4 * BUDGET):
+        orig = getattr(chunk.metadata, "orig_elements", None) or []
+        first = orig[0] if orig else None
+        path_ = (first.text,) if first is not None and first.category == "Title" else ()
+        page = getattr(chunk.metadata, "page_number", None)
+        kind = "table" if chunk.category in ("Table", "TableChunk") else "text"
+        views.append(ChunkView(chunk.text, path_, (page,) if page else (), kind))
+    return views, {}
+
+
+def _docling_hybrid(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
+    from docling_core.transforms.chunker.hybrid_chunker import HybridChunker
+    from docling_core.transforms.chunker.tokenizer.huggingface import HuggingFaceTokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    from bench.peers import docling_document
+
+    tok = PreTrainedTokenizerFast(tokenizer_file=str(TOKENIZER))
+    chunker = HybridChunker(tokenizer=HuggingFaceTokenizer(tokenizer=tok, max_tokens=BUDGET))
+    views = []
+    for chunk in chunker.chunk(docling_document(path)):
+        headings = tuple(chunk.meta.headings or ())
+        is_table = any(getattr(i, "label", "") == "table" for i in chunk.meta.doc_items)
+        views.append(ChunkView(chunk.text, headings, (), "table" if is_table else "text"))
+    return views, {}
+
+
+def _leading_heading(text: str) -> tuple[str, ...]:
+    m = re.match(r"\s*#{1,6}\s+(.+)", text)
+    return (m.group(1).strip(),) if m else ()
+
+
+ChunkFn = Callable[[Path], tuple[list[ChunkView], dict[str, float]]]
+CHUNKERS: dict[str, tuple[frozenset[str], ChunkFn]] = {
+    "chunkweave:elements": (frozenset({"pdf", "docx"}), lambda p: _chunkweave(p, "elements")),
+    "chunkweave:fixed": (frozenset({"pdf", "docx"}), lambda p: _chunkweave(p, "fixed")),
+    "langchain:recursive": (frozenset({"pdf"}), _langchain),
+    "unstructured:by_title": (frozenset({"pdf", "docx"}), _unstructured),
+    "docling:hybrid": (frozenset({"docx"}), _docling_hybrid),
+}
+
+
+def _worker(argv: list[str]) -> int:
+    """Child-process side: chunk each file with one chunker and print JSON lines."""
+    _, fn = CHUNKERS[argv[0]]
+    for name in argv[1:]:
+        record: dict[str, Any] = {"path": name}
+        try:
+            views, timing = fn(Path(name))
+            record["chunks"] = [
+                [v.text, list(v.heading_path), list(v.pages), v.kind] for v in views
+            ]
+            record.update(timing)
+        except Exception as exc:  # one failing document is a result, not a crash
+            record["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        emit(record)
+    return 0
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def outline_stream(gt: GroundTruth) -> list[tuple[bool, str]]:
+    """Build a reading-order stream for an outline-only document from its text layer.
+
+    Each page's text comes from PyMuPDF; each outline title is located in its page's
+    words (in order) and marked as a heading there. Titles not found on their page are
+    inserted at the top of the page (the outline says the section starts there).
+    """
+    import pymupdf
+
+    by_page: dict[int, list[str]] = defaultdict(list)
+    for h in gt.headings:
+        by_page[h.page or 1].append(h.text)
+    stream: list[tuple[bool, str]] = []
+    with pymupdf.open(gt.doc) as pdf:
+        for number, page in enumerate(pdf, start=1):
+            words = tokens(page.get_text())
+            pos = 0
+            for title in by_page.get(number, []):
+                needle = normalize_heading(title).split()
+                hit = _find(words, needle, pos)
+                if hit is None:
+                    stream.append((True, title))
+                    continue
+                end = hit + len(needle)
+                # the outline may omit the number the page prints ("1.1 The R environment")
+                while hit > pos and _is_number_token(words[hit - 1]):
+                    hit -= 1
+                stream.append((False, " ".join(words[pos:hit])))
+                stream.append((True, " ".join(words[hit:end])))
+                pos = end
+            stream.append((False, " ".join(words[pos:])))
+    return stream
+
+
+def _is_number_token(word: str) -> bool:
+    return word.isdigit()
+
+
+def _find(words: list[str], needle: list[str], start: int) -> int | None:
+    if not needle:
+        return None
+    for i in range(start, len(words) - len(needle) + 1):
+        if words[i : i + len(needle)] == needle:
+            return i
+    return None
+
+
+def score(
+    gt: GroundTruth, stream: list[tuple[bool, str]], views: list[ChunkView], counter: Any
+) -> dict[str, Any]:
+    """Score one document's chunks: sizes, tables kept whole, heading paths."""
+    texts = [v.text for v in views]
+    expected = chunk_gt_headings(stream, views)
+    partial = gt.source == "outline"
+    correct = sum(
+        heading_path_correct(v.heading_path, e, partial_gt=partial)
+        for v, e in zip(views, expected, strict=True)
+    )
+    whole = sum(table_kept_whole(t.cells, texts) for t in gt.tables)
+    return {
+        "chunks": len(views),
+        "tokens": [counter.count(t) for t in texts],
+        "tables": len(gt.tables),
+        "tables_whole": whole,
+        "heading_ok": correct,
+        "located": sum(e is not None for e in expected),
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
+    """Chunk every selected document with every selected chunker; return the rows."""
+    docs = corpus_documents(args.corpus, include_outline=not args.no_outline)
+    if args.docs:
+        wanted = set(args.docs.split(","))
+        docs = [d for d in docs if d.name in wanted or d.stem in wanted]
+    counter = WordPieceCounter()
+    names = args.chunkers.split(",") if args.chunkers else list(CHUNKERS)
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmpdir:
+        gts: dict[Path, GroundTruth] = {}
+        inputs: dict[Path, Path] = {}
+        streams: dict[Path, list[tuple[bool, str]]] = {}
+        for d in docs:
+            inputs[d] = truncated(d, args.max_pages, Path(tmpdir)) if args.max_pages else d
+            gt = load_groundtruth(d)
+            assert gt is not None, d
+            gt.doc = inputs[d]  # the (possibly cut) file the chunkers see
+            if args.max_pages and gt.source == "outline":
+                gt.headings = [h for h in gt.headings if (h.page or 1) <= args.max_pages]
+            gts[d] = gt
+            streams[d] = outline_stream(gt) if gt.source == "outline" else gt.stream
+        for name in names:
+            formats, _ = CHUNKERS[name]
+            mine = [d for d in docs if d.suffix.lower().lstrip(".") in formats]
+            print(f"[chunk_quality] {name}: {len(mine)} documents", file=sys.stderr)
+            records, error, _ = run_worker(
+                "bench.chunk_quality",
+                name,
+                [inputs[d] for d in mine],
+                timeout=args.timeout,
+                extra=("--worker",),
+            )
+            by_name = {Path(r["path"]).name: r for r in records}
+            rows: dict[str, dict[str, Any]] = defaultdict(
+                lambda: (
+                    {"docs": 0, "failed": [], "chunks": 0, "tokens": [], "tables": 0}
+                    | {"tables_whole": 0, "heading_ok": 0, "located": 0, "parse_s": 0.0}
+                    | {"chunk_s": 0.0}
+                )
+            )
+            for d in mine:
+                row = rows[group_of(gts[d])]
+                rec = by_name.get(d.name)
+                if rec is None or "error" in rec:
+                    row["failed"].append(f"{d.name}: {rec['error'] if rec else error}")
+                views = [
+                    ChunkView(t, tuple(h), tuple(p), k)
+                    for t, h, p, k in (rec or {}).get("chunks", [])
+                ]
+                s = score(gts[d], streams[d], views, counter)
+                row["docs"] += 1
+                for key in ("chunks", "tables", "tables_whole", "heading_ok", "located"):
+                    row[key] += s[key]
+                row["tokens"] += s["tokens"]
+                for key in ("parse_s", "chunk_s"):
+                    row[key] += (rec or {}).get(key, 0.0)
+            results[name] = {g: _summary(r) for g, r in sorted(rows.items())}
+    return results
+
+
+def _summary(row: dict[str, Any]) -> dict[str, Any]:
+    toks = row.pop("tokens")
+    out = dict(row)
+    out.update(
+        tokens_p50=percentile(toks, 50),
+        tokens_p95=percentile(toks, 95),
+        tokens_max=max(toks, default=0),
+        tokens_total=sum(toks),
+        tables_whole_share=row["tables_whole"] / row["tables"] if row["tables"] else None,
+        heading_ok_share=row["heading_ok"] / row["chunks"] if row["chunks"] else None,
+        chunk_vs_parse=row["chunk_s"] / row["parse_s"] if row["parse_s"] else None,
+    )
+    return out
+
+
+def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """Render the results as one plain-text table (one line per chunker and group)."""
+    head = (
+        f"{'chunker':22s} {'group':7s} {'docs':>4s} {'chunks':>6s} {'p50':>5s} {'p95':>5s} "
+        f"{'max':>5s} {'tokens':>7s} {'tables whole':>12s} {'heading ok':>10s} {'chunk/parse':>11s}"
+    )
+    lines = [head, "-" * len(head)]
+    for group in ("pdf", "docx", "outline"):
+        if not any(group in rows for rows in results.values()):
+            continue
+        for name, rows in results.items():
+            r = rows.get(group)
+            if r is None:
+                continue
+            tw = f"{r['tables_whole']}/{r['tables']}" if r["tables"] else "-"
+            ho = f"{r['heading_ok_share']:.2f}" if r["heading_ok_share"] is not None else "-"
+            cp = f"{100 * r['chunk_vs_parse']:.1f}%" if r["chunk_vs_parse"] is not None else "-"
+            fails = f" ({len(r['failed'])} failed)" if r["failed"] else ""
+            lines.append(
+                f"{name:22s} {group:7s} {r['docs']:4d} {r['chunks']:6d} {r['tokens_p50']:5d} "
+                f"{r['tokens_p95']:5d} {r['tokens_max']:5d} {r['tokens_total']:7d} {tw:>12s} "
+                f"{ho:>10s} {cp:>11s}{fails}"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--chunkers", help=f"comma list (default all: {','.join(CHUNKERS)})")
+    ap.add_argument("--docs", help="comma list of document names or stems")
+    ap.add_argument("--max-pages", type=int, default=0, help="cut PDFs to N pages (0: all)")
+    ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per chunker")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (or, with ``--worker``, one chunker in this process)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if "--worker" in argv:
+        return _worker([a for a in argv if a != "--worker"])
+    args = _parser().parse_args(argv)
+    unknown = set((args.chunkers or "").split(",")) - set(CHUNKERS) - {""}
+    if unknown:
+        print(f"unknown chunkers: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    results = run(args)
+    print(render(results))
+    for name, rows in results.items():
+        for group, r in rows.items():
+            for failure in r["failed"]:
+                print(f"  ! {name} [{group}] {failure}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"budget": BUDGET, "max_pages": args.max_pages, "results": results}
+        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

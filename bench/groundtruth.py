@@ -1,0 +1,520 @@
+"""Ground truth for the benchmarks: loaders plus the normalised views systems are scored on.
+
+Every system under test (chunkweave in each mode and every peer) is reduced to the same
+plain views before scoring, so one set of scoring functions serves all of them:
+
+- :class:`Item`: one parsed element (``kind`` heading/text/table/furniture, text, level,
+  page, table rows).
+- :class:`ChunkView`: one chunk (text, heading path, pages, kind text/table).
+
+Ground truth comes from the shared corpus (see ``corpus/README.md``): docling JSON
+(headings with levels, tables with shapes, furniture, reading order), the expected
+Markdown (text fidelity) and the ``.pdf-outline.tsv`` of the long PDFs (headings only).
+Nothing here imports chunkweave or a peer; everything here is pure apart from reading
+the ground-truth files.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# --------------------------------------------------------------------------- views
+
+
+@dataclass(frozen=True)
+class Item:
+    """One element of a system's parse, normalised for scoring.
+
+    ``kind`` is ``heading``, ``text``, ``table`` or ``furniture``. ``level`` is the
+    heading level (0 for a document title where the system distinguishes one).
+    ``rows`` holds table cells for ``table`` items.
+    """
+
+    kind: str
+    text: str
+    level: int | None = None
+    page: int | None = None
+    rows: tuple[tuple[str, ...], ...] | None = None
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    """One chunk of a system, normalised for scoring (``kind`` is ``text`` or ``table``)."""
+
+    text: str
+    heading_path: tuple[str, ...] = ()
+    pages: tuple[int, ...] = ()
+    kind: str = "text"
+
+
+@dataclass(frozen=True)
+class GtHeading:
+    """A ground-truth heading; ``level`` 0 is a document title."""
+
+    text: str
+    level: int
+    page: int | None = None
+
+
+@dataclass(frozen=True)
+class GtTable:
+    """A ground-truth table: its shape and its cell texts."""
+
+    n_rows: int
+    n_cols: int
+    cells: tuple[str, ...]
+    page: int | None = None
+
+
+@dataclass
+class GroundTruth:
+    """Everything known about one corpus document.
+
+    ``source`` is ``docling`` (full GT: headings, tables, furniture, Markdown) or
+    ``outline`` (headings from the PDF bookmarks only; use recall, not precision).
+    ``stream`` is the GT body in reading order as ``(is_heading, text)`` pairs, used to
+    find the heading a chunk sits under. ``levels_informative`` is False when the GT
+    puts every heading on one level (docling's PDF output does), so level accuracy is
+    not scored there.
+    """
+
+    doc: Path
+    source: str
+    headings: list[GtHeading] = field(default_factory=list)
+    tables: list[GtTable] = field(default_factory=list)
+    furniture: list[str] = field(default_factory=list)
+    markdown: str | None = None
+    stream: list[tuple[bool, str]] = field(default_factory=list)
+
+    @property
+    def levels_informative(self) -> bool:
+        """True if the GT headings use more than one level."""
+        return len({h.level for h in self.headings}) > 1
+
+
+# --------------------------------------------------------------------------- text
+
+
+_NUMBERING = re.compile(
+    r"^(?:(?:chapter|section|appendix|part)\s+)?"
+    r"(?:[0-9]+(?:\.[0-9]+)*\.?|[A-Z](?:\.[0-9]+)+\.?|[ivxlc]+\.)\s+",
+    re.IGNORECASE,
+)
+_MD_NOISE = re.compile(r"<!--.*?-->|[*_`~]+|\\(?=[^\w\s])", re.DOTALL)
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def normalize_text(text: str) -> str:
+    """Return the comparable form of a text.
+
+    NFKC, Markdown emphasis/escapes/comments dropped, lower case, one space between
+    word tokens (punctuation dropped).
+    """
+    text = unicodedata.normalize("NFKC", text)
+    text = _MD_NOISE.sub(" ", text)
+    return " ".join(_TOKEN.findall(text.lower()))
+
+
+def normalize_heading(text: str) -> str:
+    """Return the comparable form of a heading.
+
+    Leading section numbering ("2.3.1", "A.1", "Chapter 4") is removed, since DOCX
+    numbering lives outside the text, then :func:`normalize_text` applies.
+    """
+    text = _MD_NOISE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lstrip("#").strip()
+    return normalize_text(_NUMBERING.sub("", text))
+
+
+def tokens(text: str) -> list[str]:
+    """Normalised word tokens of ``text``."""
+    return normalize_text(text).split()
+
+
+def markdown_body_text(md: str) -> str:
+    """Return the plain text of a Markdown document, words in order.
+
+    Heading marks, list marks, table pipes and separator rows are removed.
+    """
+    out: list[str] = []
+    for line in md.splitlines():
+        s = line.strip()
+        if re.fullmatch(r"\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?", s) and "-" in s:
+            continue  # table separator row
+        s = re.sub(r"^#{1,6}\s+", "", s)
+        s = re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", s)
+        s = s.replace("|", " ")
+        out.append(s)
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def _resolve(doc: dict[str, Any], ref: str) -> dict[str, Any]:
+    _, kind, idx = ref.split("/")
+    node: dict[str, Any] = doc[kind][int(idx)]
+    return node
+
+
+def walk_body(doc: dict[str, Any], node: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return the DoclingDocument items under ``node`` in reading order (groups expanded)."""
+    out: list[dict[str, Any]] = []
+    for child in node.get("children", []):
+        item = _resolve(doc, child["$ref"])
+        if item["self_ref"].split("/")[1] == "groups":
+            out.extend(walk_body(doc, item))
+            continue
+        out.append(item)
+        if item["self_ref"].split("/")[1] == "texts":
+            out.extend(walk_body(doc, item))
+    return out
+
+
+def _page(item: dict[str, Any]) -> int | None:
+    prov = item.get("prov") or []
+    return int(prov[0]["page_no"]) if prov else None
+
+
+def load_docling_json(path: Path, doc: Path) -> GroundTruth:
+    """Ground truth from a DoclingDocument JSON (schema 1.x)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    gt = GroundTruth(doc=doc, source="docling")
+    for t in data.get("texts", []):
+        if t.get("content_layer") == "furniture" and t.get("text", "").strip():
+            gt.furniture.append(t["text"])
+    for item in walk_body(data, data["body"]):
+        kind = item["self_ref"].split("/")[1]
+        if kind == "texts":
+            label = item.get("label")
+            if item.get("content_layer", "body") != "body":
+                continue
+            if label in ("title", "section_header"):
+                level = 0 if label == "title" else int(item.get("level") or 1)
+                gt.headings.append(GtHeading(item["text"], level, _page(item)))
+                gt.stream.append((True, item["text"]))
+            else:
+                gt.stream.append((False, item.get("text", "")))
+        elif kind == "tables":
+            cells = item["data"]
+            texts = tuple(c.get("text", "") for c in cells.get("table_cells", []))
+            gt.tables.append(
+                GtTable(int(cells["num_rows"]), int(cells["num_cols"]), texts, _page(item))
+            )
+            gt.stream.append((False, " ".join(texts)))
+    return gt
+
+
+def load_outline(path: Path, doc: Path) -> GroundTruth:
+    """Ground truth from a ``.pdf-outline.tsv`` (``level``, ``title``, ``page``)."""
+    gt = GroundTruth(doc=doc, source="outline")
+    with path.open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            gt.headings.append(GtHeading(row["title"], int(row["level"]), int(row["page"])))
+    return gt
+
+
+_JSON_KINDS = (".groundtruth.json", ".groundtruth.from-odt-source.json")
+_MD_KINDS = (".groundtruth.md", ".groundtruth.from-odt-source.md")
+
+
+def load_groundtruth(doc: Path) -> GroundTruth | None:
+    """Load the ground truth next to ``doc`` in the corpus; None if it has none usable.
+
+    Scanned documents' OCR ground truth is not used (it scores an OCR engine, not a
+    parser); the outline is used only when no docling JSON exists.
+    """
+    stem = doc.name[: -len(doc.suffix)]
+    for kind in _JSON_KINDS:
+        js = doc.with_name(stem + kind)
+        if js.exists():
+            gt = load_docling_json(js, doc)
+            for md_kind in _MD_KINDS:
+                md = doc.with_name(stem + md_kind)
+                if md.exists():
+                    gt.markdown = md.read_text(encoding="utf-8")
+            return gt
+    outline = doc.with_name(stem + ".groundtruth.pdf-outline.tsv")
+    if outline.exists():
+        return load_outline(outline, doc)
+    return None
+
+
+def corpus_documents(corpus: Path, *, include_outline: bool = True) -> list[Path]:
+    """Corpus documents that have ground truth, sorted by name."""
+    docs = []
+    for p in sorted(corpus.iterdir()):
+        if p.suffix.lower() not in (".pdf", ".docx"):
+            continue
+        gt = load_groundtruth(p)
+        if gt is not None and (include_outline or gt.source != "outline"):
+            docs.append(p)
+    return docs
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def prf(tp: int, n_pred: int, n_gt: int) -> tuple[float, float, float]:
+    """Precision, recall and F1 from counts; an empty side scores 0 (never NaN)."""
+    p = tp / n_pred if n_pred else 0.0
+    r = tp / n_gt if n_gt else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f
+
+
+def _similar(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if not a or not b or min(len(a), len(b)) / max(len(a), len(b)) < 0.8:
+        return False
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= 0.9
+
+
+@dataclass(frozen=True)
+class HeadingScore:
+    """Heading detection on one document: counts plus matched (gt, predicted) levels."""
+
+    tp: int
+    n_pred: int
+    n_gt: int
+    level_pairs: tuple[tuple[int, int], ...]
+
+
+def match_headings(pred: list[Item], gt: list[GtHeading]) -> HeadingScore:
+    """Match predicted headings to GT headings one-to-one, in document order.
+
+    Texts are compared after :func:`normalize_heading`; exact matches first, then near
+    matches (similarity >= 0.9). Each predicted heading matches at most one GT heading
+    and vice versa. Returns counts and the (gt level, predicted level) of each match.
+    """
+    heads = [
+        (normalize_heading(i.text), i.level if i.level is not None else 1)
+        for i in pred
+        if i.kind == "heading"
+    ]
+    heads = [(t, lv) for t, lv in heads if t]
+    gts = [(normalize_heading(h.text), h.level) for h in gt]
+    used: set[int] = set()
+    pairs: list[tuple[int, int]] = []
+    by_text: dict[str, list[int]] = {}
+    for j, (t, _) in enumerate(gts):
+        by_text.setdefault(t, []).append(j)
+    pending: list[tuple[str, int]] = []
+    for t, lv in heads:
+        hit = next((j for j in by_text.get(t, []) if j not in used), None)
+        if hit is None:
+            pending.append((t, lv))
+            continue
+        used.add(hit)
+        pairs.append((gts[hit][1], lv))
+    for t, lv in pending:
+        hit = next((j for j, (g, _) in enumerate(gts) if j not in used and _similar(t, g)), None)
+        if hit is not None:
+            used.add(hit)
+            pairs.append((gts[hit][1], lv))
+    return HeadingScore(len(pairs), len(heads), len([g for g in gts if g[0]]), tuple(pairs))
+
+
+def level_accuracy(pairs: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> float | None:
+    """Share of matched headings whose level rank agrees with the GT's.
+
+    Levels are compared by rank among the distinct levels used on each side (so a
+    system numbering its top level 2, or a title 0 versus 1, is not penalised for
+    the offset, only for flattening or misordering). GT titles (level 0) are left
+    out: whether a document title is a level of its own is a labelling convention.
+    None when there are no pairs.
+    """
+    pairs = [(g, p) for g, p in pairs if g != 0]
+    if not pairs:
+        return None
+    g_rank = {lv: i for i, lv in enumerate(sorted({g for g, _ in pairs}))}
+    p_rank = {lv: i for i, lv in enumerate(sorted({p for _, p in pairs}))}
+    ok = sum(1 for g, p in pairs if g_rank[g] == p_rank[p])
+    return ok / len(pairs)
+
+
+@dataclass(frozen=True)
+class TableScore:
+    """Table detection on one document: matches and how many have the GT shape."""
+
+    tp: int
+    n_pred: int
+    n_gt: int
+    shape_ok: int
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def match_tables(pred: list[Item], gt: list[GtTable], *, min_overlap: float = 0.3) -> TableScore:
+    """Match predicted tables to GT tables by cell-text overlap, one-to-one.
+
+    Pairs with token Jaccard >= ``min_overlap`` are taken best first. ``shape_ok``
+    counts matches whose rows x cols equal the GT's (ragged predicted rows count by
+    their widest row).
+    """
+    tabs = [i for i in pred if i.kind == "table"]
+    p_tok = [set(tokens(i.text)) for i in tabs]
+    g_tok = [set(tokens(" ".join(t.cells))) for t in gt]
+    cand = sorted(
+        ((_jaccard(p, g), pi, gi) for pi, p in enumerate(p_tok) for gi, g in enumerate(g_tok)),
+        reverse=True,
+    )
+    used_p: set[int] = set()
+    used_g: set[int] = set()
+    tp = shape_ok = 0
+    for score, pi, gi in cand:
+        if score < min_overlap or pi in used_p or gi in used_g:
+            continue
+        used_p.add(pi)
+        used_g.add(gi)
+        tp += 1
+        rows = tabs[pi].rows or ()
+        shape = (len(rows), max((len(r) for r in rows), default=0))
+        shape_ok += shape == (gt[gi].n_rows, gt[gi].n_cols)
+    return TableScore(tp, len(tabs), len(gt), shape_ok)
+
+
+def token_f1(pred_text: str, gt_text: str, n: int = 1) -> float:
+    """Return the F1 of the multisets of normalised word n-grams.
+
+    n=1 measures content; n=2 also local reading order, since a mis-ordered column
+    breaks the bigrams across the seam.
+    """
+
+    def grams(text: str) -> Counter[tuple[str, ...]]:
+        t = tokens(text)
+        return Counter(tuple(t[i : i + n]) for i in range(len(t) - n + 1))
+
+    p, g = grams(pred_text), grams(gt_text)
+    overlap = sum((p & g).values())
+    return prf(overlap, sum(p.values()), sum(g.values()))[2]
+
+
+def furniture_leaks(body: list[str], furniture: list[str]) -> tuple[int, int]:
+    """How many GT furniture occurrences show up in the body, and how many there are.
+
+    An occurrence leaks if a body element equals its text, or, for furniture of three
+    or more words, if its text occurs inside the body text. Leaks per distinct text
+    are capped at its GT count. Returns ``(leaked, total)``.
+    """
+    norm_body = [normalize_text(b) for b in body]
+    joined = " \n ".join(norm_body)
+    leaked = total = 0
+    for text, count in Counter(normalize_text(f) for f in furniture if normalize_text(f)).items():
+        total += count
+        exact = sum(1 for b in norm_body if b == text)
+        inside = joined.count(text) if len(text.split()) >= 3 else 0
+        leaked += min(count, max(exact, inside))
+    return leaked, total
+
+
+def chunk_gt_headings(
+    gt_stream: list[tuple[bool, str]], chunks: list[ChunkView]
+) -> list[str | None]:
+    """For each chunk, the normalised GT heading it sits under, or None if not located.
+
+    The GT body is flattened into a token stream that remembers, for each position,
+    the nearest heading at or before it. A chunk is located by its first 6 body tokens
+    (fewer for short chunks), searched forward from the previous chunk's position; an
+    empty string means "before any heading".
+    """
+    stream: list[str] = []
+    under: list[str] = []
+    current = ""
+    for is_heading, text in gt_stream:
+        if is_heading:
+            current = normalize_heading(text)
+        for tok in tokens(text):
+            stream.append(tok)
+            under.append(current)
+    index: dict[tuple[str, ...], list[int]] = {}
+    k = 6
+    for i in range(len(stream) - k + 1):
+        index.setdefault(tuple(stream[i : i + k]), []).append(i)
+    out: list[str | None] = []
+    last = 0
+    for ch in chunks:
+        toks = tokens(ch.text)
+        pos = _locate(toks, stream, index, k, last)
+        if pos is None:
+            out.append(None)
+            continue
+        last = pos
+        out.append(under[pos])
+    return out
+
+
+def _locate(
+    toks: list[str],
+    stream: list[str],
+    index: dict[tuple[str, ...], list[int]],
+    k: int,
+    start: int,
+) -> int | None:
+    if len(toks) >= k:
+        # try a few anchors: the first body tokens may be a heading the GT spells differently
+        for off in (0, k, 2 * k):
+            hits = index.get(tuple(toks[off : off + k]), [])
+            after = [h for h in hits if h >= start] or hits
+            if after:
+                return max(0, after[0] - off)
+        return None
+    if not toks:
+        return None
+    n = len(toks)
+    for i in range(start, len(stream) - n + 1):
+        if stream[i : i + n] == toks:
+            return i
+    return None
+
+
+def heading_path_correct(
+    path: tuple[str, ...], expected: str | None, *, partial_gt: bool = False
+) -> bool:
+    """Tell whether a chunk's heading path agrees with the GT.
+
+    It agrees if it ends in the expected GT heading (normalised), or is empty where the
+    GT has no heading before the chunk. With ``partial_gt`` (a PDF outline, which lists
+    only some of the headings) the expected heading may sit anywhere in the path: the
+    nearest outline entry is then an ancestor of the nearest real heading.
+    """
+    if expected is None:
+        return False
+    if not path:
+        return expected == ""
+    if partial_gt:
+        return any(_similar(normalize_heading(h), expected) for h in path)
+    return _similar(normalize_heading(path[-1]), expected)
+
+
+def percentile(values: list[int], q: float) -> int:
+    """Nearest-rank percentile (q in 0..100) of ``values``; 0 for an empty list."""
+    if not values:
+        return 0
+    s = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(s)))
+    return s[rank - 1]
+
+
+def table_kept_whole(cells: tuple[str, ...], chunk_texts: list[str], need: float = 0.9) -> bool:
+    """Tell whether one chunk holds (nearly) all of a GT table's cell words.
+
+    True if some chunk contains at least ``need`` of the table's distinct normalised
+    cell tokens (a small tolerance for cells a parser spells differently). A table
+    spread over several chunks, or lost, is not kept whole.
+    """
+    want = set(tokens(" ".join(cells)))
+    if not want:
+        return False
+    return any(len(want & set(tokens(t))) >= need * len(want) for t in chunk_texts)

@@ -1,0 +1,262 @@
+"""Parse quality of chunkweave (each PDF mode) and its peers, on the same documents, in one run.
+
+For every corpus document with ground truth, every system parses it (each system in its
+own child process, so one system's global state, e.g. pymupdf4llm switching PyMuPDF's
+layout engine on, cannot leak into another's), and the normalised results are scored
+with the shared functions in :mod:`bench.groundtruth`:
+
+- headings: precision / recall / F1 of heading texts, and level accuracy (rank of the
+  level, only where the ground truth has more than one level);
+- tables: precision / recall (matched by cell-text overlap) and shape agreement
+  (rows x cols equal to the ground truth's, share of matched tables);
+- text: unigram and bigram token F1 against the ground-truth Markdown;
+- furniture: GT running headers/footers found in body text (leaked / total).
+
+Groups are scored separately: ``pdf`` and ``docx`` (docling ground truth) and
+``outline`` (the long PDFs' bookmarks; recall is the meaningful number there).
+
+    bench/.venv-peers/bin/python -m bench.parse_quality [--systems a,b] [--docs x,y]
+        [--max-pages N] [--no-outline] [--timeout S] [--json bench/results/parse_quality.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.groundtruth import (
+    GroundTruth,
+    Item,
+    corpus_documents,
+    furniture_leaks,
+    level_accuracy,
+    load_groundtruth,
+    markdown_body_text,
+    match_headings,
+    match_tables,
+    prf,
+    token_f1,
+)
+from bench.peers import PARSERS, item_from_json, run_worker
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@dataclass
+class Tally:
+    """Running sums for one (system, group) row of the results table."""
+
+    docs: int = 0
+    failed: list[str] = field(default_factory=list)
+    h_tp: int = 0
+    h_pred: int = 0
+    h_gt: int = 0
+    level_pairs: list[tuple[int, int]] = field(default_factory=list)
+    t_tp: int = 0
+    t_pred: int = 0
+    t_gt: int = 0
+    t_shape: int = 0
+    text_f1: list[float] = field(default_factory=list)
+    bigram_f1: list[float] = field(default_factory=list)
+    leaked: int = 0
+    furniture: int = 0
+    seconds: float = 0.0
+
+    def add(self, gt: GroundTruth, items: list[Item]) -> None:
+        """Score one document's items against its ground truth and add them in."""
+        self.docs += 1
+        hs = match_headings(items, gt.headings)
+        self.h_tp, self.h_pred, self.h_gt = (
+            self.h_tp + hs.tp,
+            self.h_pred + hs.n_pred,
+            self.h_gt + hs.n_gt,
+        )
+        if gt.levels_informative:
+            self.level_pairs.extend(hs.level_pairs)
+        if gt.source == "outline":
+            return  # the outline knows headings only
+        ts = match_tables(items, gt.tables)
+        self.t_tp += ts.tp
+        self.t_pred += ts.n_pred
+        self.t_gt += ts.n_gt
+        self.t_shape += ts.shape_ok
+        body = [i.text for i in items if i.kind != "furniture"]
+        if gt.markdown is not None:
+            reference = markdown_body_text(gt.markdown)
+            self.text_f1.append(token_f1("\n".join(body), reference))
+            self.bigram_f1.append(token_f1("\n".join(body), reference, n=2))
+        leaked, total = furniture_leaks(body, gt.furniture)
+        self.leaked += leaked
+        self.furniture += total
+
+    def row(self) -> dict[str, Any]:
+        """Summarise as the figures printed (and written to JSON)."""
+        hp, hr, hf = prf(self.h_tp, self.h_pred, self.h_gt)
+        tp, tr, _ = prf(self.t_tp, self.t_pred, self.t_gt)
+
+        def mean(xs: list[float]) -> float | None:
+            return sum(xs) / len(xs) if xs else None
+
+        return {
+            "docs": self.docs,
+            "failed": self.failed,
+            "heading_precision": hp,
+            "heading_recall": hr,
+            "heading_f1": hf,
+            "heading_counts": [self.h_tp, self.h_pred, self.h_gt],
+            "level_accuracy": level_accuracy(self.level_pairs),
+            "level_pairs": len(self.level_pairs),
+            "table_precision": tp if self.t_pred or self.t_gt else None,
+            "table_recall": tr if self.t_gt else None,
+            "table_shape": self.t_shape / self.t_tp if self.t_tp else None,
+            "table_counts": [self.t_tp, self.t_pred, self.t_gt, self.t_shape],
+            "text_f1": mean(self.text_f1),
+            "bigram_f1": mean(self.bigram_f1),
+            "furniture_leaked": self.leaked,
+            "furniture_total": self.furniture,
+            "seconds": self.seconds,
+        }
+
+
+def group_of(gt: GroundTruth) -> str:
+    """Return the results group of a document: ``outline``, ``pdf`` or ``docx``."""
+    if gt.source == "outline":
+        return "outline"
+    return gt.doc.suffix.lower().lstrip(".")
+
+
+def truncated(doc: Path, max_pages: int, tmp: Path) -> Path:
+    """Return ``doc`` cut to its first ``max_pages`` pages (PDF only; others unchanged)."""
+    if doc.suffix.lower() != ".pdf":
+        return doc
+    import pymupdf
+
+    with pymupdf.open(doc) as src:
+        if src.page_count <= max_pages:
+            return doc
+        out = pymupdf.open()
+        out.insert_pdf(src, from_page=0, to_page=max_pages - 1)
+        target = tmp / doc.name
+        out.save(target)
+        out.close()
+    return target
+
+
+def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
+    """Parse every selected document with every selected system; return the score rows."""
+    docs = corpus_documents(args.corpus, include_outline=not args.no_outline)
+    if args.docs:
+        wanted = set(args.docs.split(","))
+        docs = [d for d in docs if d.name in wanted or d.stem in wanted]
+    gts = {d: load_groundtruth(d) for d in docs}
+    systems = args.systems.split(",") if args.systems else list(PARSERS)
+    results: dict[str, dict[str, dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmpdir:
+        inputs: dict[Path, Path] = {}
+        for d in docs:
+            inputs[d] = truncated(d, args.max_pages, Path(tmpdir)) if args.max_pages else d
+        for name in systems:
+            system = PARSERS[name]
+            mine = [d for d in docs if d.suffix.lower().lstrip(".") in system.formats]
+            print(f"[parse_quality] {name}: {len(mine)} documents", file=sys.stderr)
+            records, error, _ = run_worker(
+                "bench.peers",
+                name,
+                [inputs[d] for d in mine],
+                timeout=args.timeout,
+                extra=("--items",),
+            )
+            by_path = {Path(r["path"]).name: r for r in records}
+            tallies: dict[str, Tally] = defaultdict(Tally)
+            for d in mine:
+                gt = gts[d]
+                assert gt is not None
+                if args.max_pages and gt.source == "outline":
+                    gt.headings = [
+                        h for h in gt.headings if h.page is None or h.page <= args.max_pages
+                    ]
+                tally = tallies[group_of(gt)]
+                rec = by_path.get(d.name)
+                if rec is None or "error" in rec:
+                    reason = rec["error"] if rec else (error or "no output")
+                    tally.failed.append(f"{d.name}: {reason}")
+                items = [item_from_json(i) for i in rec.get("items", [])] if rec else []
+                tally.seconds += rec["seconds"] if rec else 0.0
+                tally.add(gt, items)  # a failure scores as an empty parse
+            results[name] = {g: t.row() for g, t in sorted(tallies.items())}
+    return results
+
+
+def _fmt(value: float | None) -> str:
+    return "  -  " if value is None else f"{value:5.2f}"
+
+
+def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """Render the results as one plain-text table (one line per system and group)."""
+    head = (
+        f"{'system':20s} {'group':7s} {'docs':>4s} {'H-P':>5s} {'H-R':>5s} {'H-F1':>5s} "
+        f"{'level':>5s} {'T-P':>5s} {'T-R':>5s} {'shape':>5s} {'txtF1':>5s} {'biF1':>5s} "
+        f"{'furn.leak':>9s} {'sec':>7s}"
+    )
+    lines = [head, "-" * len(head)]
+    for group in ("pdf", "docx", "outline"):
+        if not any(group in rows for rows in results.values()):
+            continue
+        for system, rows in results.items():
+            r = rows.get(group)
+            if r is None:
+                continue
+            leak = f"{r['furniture_leaked']}/{r['furniture_total']}"
+            fails = f" ({len(r['failed'])} failed)" if r["failed"] else ""
+            lines.append(
+                f"{system:20s} {group:7s} {r['docs']:4d} {_fmt(r['heading_precision'])} "
+                f"{_fmt(r['heading_recall'])} {_fmt(r['heading_f1'])} "
+                f"{_fmt(r['level_accuracy'])} {_fmt(r['table_precision'])} "
+                f"{_fmt(r['table_recall'])} {_fmt(r['table_shape'])} {_fmt(r['text_f1'])} "
+                f"{_fmt(r['bigram_f1'])} {leak:>9s} {r['seconds']:7.1f}{fails}"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--systems", help=f"comma list (default all: {','.join(PARSERS)})")
+    ap.add_argument("--docs", help="comma list of document names or stems")
+    ap.add_argument("--max-pages", type=int, default=0, help="cut PDFs to N pages (0: all)")
+    ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per system")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the table; optionally write JSON."""
+    args = _parser().parse_args(argv)
+    unknown = set((args.systems or "").split(",")) - set(PARSERS) - {""}
+    if unknown:
+        print(f"unknown systems: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    results = run(args)
+    print(render(results))
+    for system, rows in results.items():
+        for group, r in rows.items():
+            for failure in r["failed"]:
+                print(f"  ! {system} [{group}] {failure}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"max_pages": args.max_pages, "results": results}
+        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""Unit tests of the benchmarks' pure scoring functions and ground-truth loaders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.groundtruth import (
+    ChunkView,
+    GtHeading,
+    GtTable,
+    Item,
+    chunk_gt_headings,
+    furniture_leaks,
+    heading_path_correct,
+    level_accuracy,
+    load_docling_json,
+    load_groundtruth,
+    markdown_body_text,
+    match_headings,
+    match_tables,
+    normalize_heading,
+    normalize_text,
+    percentile,
+    prf,
+    table_kept_whole,
+    token_f1,
+)
+from bench.peers import html_table_rows, markdown_items, pipe_table_rows
+
+
+def heading(text: str, level: int = 1) -> Item:
+    return Item("heading", text, level=level)
+
+
+def table(rows: list[list[str]]) -> Item:
+    cells = tuple(tuple(r) for r in rows)
+    return Item("table", "\n".join("\t".join(r) for r in cells), rows=cells)
+
+
+# ---------------------------------------------------------------- basics
+
+
+def test_prf_counts_and_empty_sides() -> None:
+    assert prf(3, 4, 6) == pytest.approx((0.75, 0.5, 0.6))
+    assert prf(0, 0, 5) == (0.0, 0.0, 0.0)
+    assert prf(0, 5, 0) == (0.0, 0.0, 0.0)
+
+
+def test_normalize_text_drops_markdown_noise_and_case() -> None:
+    assert normalize_text("**Bold** _it_ \\# `code`  <!-- image -->") == "bold it code"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("2.3.1  Existing row control", "existing row control"),
+        ("## **1 Introduction**", "introduction"),
+        ("Chapter 4 Results", "results"),
+        ("A.1 Appendix stuff", "appendix stuff"),
+        ("2023 was a year", "was a year"),
+    ],
+)
+def test_normalize_heading_strips_numbering(raw: str, expected: str) -> None:
+    assert normalize_heading(raw) == expected
+
+
+def test_percentile_nearest_rank() -> None:
+    values = list(range(1, 101))
+    assert percentile(values, 50) == 50
+    assert percentile(values, 95) == 95
+    assert percentile(values, 100) == 100
+    assert percentile([], 50) == 0
+
+
+# ---------------------------------------------------------------- headings
+
+
+def test_match_headings_exact_fuzzy_and_one_to_one() -> None:
+    gt = [GtHeading("Introduction", 1), GtHeading("Related work", 2), GtHeading("Results", 1)]
+    pred = [
+        heading("1 Introduction"),
+        heading("Introduction"),  # duplicate: may match only once
+        heading("Related  work."),
+        heading("Resu1ts and more words entirely"),  # too different
+        Item("text", "Results"),  # not a heading
+    ]
+    score = match_headings(pred, gt)
+    assert (score.tp, score.n_pred, score.n_gt) == (2, 4, 3)
+    near = match_headings(
+        [heading("Securty fundamentals")], [GtHeading("Security fundamentals", 1)]
+    )
+    assert near.tp == 1
+
+
+def test_level_accuracy_rewards_hierarchy_not_offset() -> None:
+    # same hierarchy, predicted levels shifted by one: fully right
+    assert level_accuracy([(1, 2), (2, 3), (3, 4)]) == 1.0
+    # flattened: everything on one level
+    assert level_accuracy([(1, 1), (2, 1), (3, 1)]) == pytest.approx(1 / 3)
+    # titles (GT level 0) are left out
+    assert level_accuracy([(0, 1), (1, 1), (2, 2)]) == 1.0
+    assert level_accuracy([]) is None
+
+
+def test_match_headings_reports_level_pairs() -> None:
+    gt = [GtHeading("Alpha", 1), GtHeading("Beta", 2)]
+    score = match_headings([heading("Alpha", 3), heading("Beta", 3)], gt)
+    assert sorted(score.level_pairs) == [(1, 3), (2, 3)]
+    assert level_accuracy(score.level_pairs) == 0.5
+
+
+# ---------------------------------------------------------------- tables
+
+
+def test_match_tables_by_content_and_shape() -> None:
+    gt = [
+        GtTable(2, 2, ("name", "age", "ann", "31")),
+        GtTable(2, 3, ("x", "y", "z", "10", "20", "30")),
+    ]
+    pred = [
+        table([["name", "age"], ["ann", "31"]]),  # right shape
+        table([["x", "y", "z", "10", "20", "30"]]),  # right cells, wrong shape
+        table([["totally", "unrelated"]]),
+    ]
+    score = match_tables(pred, gt)
+    assert (score.tp, score.n_pred, score.n_gt, score.shape_ok) == (2, 3, 2, 1)
+
+
+def test_match_tables_no_tables() -> None:
+    score = match_tables([Item("text", "name age ann 31")], [GtTable(2, 2, ("name", "age"))])
+    assert (score.tp, score.n_pred, score.n_gt) == (0, 0, 1)
+
+
+# ---------------------------------------------------------------- text
+
+
+def test_token_f1_unigram_and_bigram_order() -> None:
+    text = "the quick brown fox jumps over the lazy dog"
+    assert token_f1(text, text) == 1.0
+    assert token_f1("alpha beta", "gamma delta") == 0.0
+    swapped = "over the lazy dog the quick brown fox jumps"
+    assert token_f1(swapped, text) == 1.0
+    assert token_f1(swapped, text, n=2) < 1.0
+
+
+def test_markdown_body_text_keeps_words_drops_syntax() -> None:
+    md = "# Title\n\n- item one\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    assert normalize_text(markdown_body_text(md)) == "title item one a b 1 2"
+
+
+# ---------------------------------------------------------------- furniture
+
+
+def test_furniture_leaks_exact_and_inside() -> None:
+    furniture = ["9", "9", "Copyright IBM Corp 2014", "Copyright IBM Corp 2014"]
+    body = [
+        "9",  # a page number left as its own paragraph: leaks once
+        "Some text. Copyright IBM Corp 2014. More text.",  # long furniture inside: leaks
+        "There are 9 apples.",  # a short number inside prose does not count
+    ]
+    assert furniture_leaks(body, furniture) == (2, 4)
+    assert furniture_leaks(["clean body"], furniture) == (0, 4)
+    assert furniture_leaks(["x"], []) == (0, 0)
+
+
+# ---------------------------------------------------------------- chunk headings
+
+
+def test_chunk_gt_headings_locates_chunks() -> None:
+    stream = [
+        (False, "preface words before any heading appear here first"),
+        (True, "1 Methods"),
+        (False, "we measured the thing with a ruler and a very careful eye"),
+        (True, "2 Results"),
+        (False, "the thing was long and the ruler was short which was a problem"),
+    ]
+    chunks = [
+        ChunkView("preface words before any heading appear here first"),
+        ChunkView("we measured the thing with a ruler", heading_path=("Methods",)),
+        ChunkView("the thing was long and the ruler", heading_path=("Methods",)),
+        ChunkView("words that are not in the document anywhere at all"),
+    ]
+    expected = chunk_gt_headings(stream, chunks)
+    assert expected == ["", "methods", "results", None]
+    pairs = zip(chunks, expected, strict=True)
+    verdicts = [heading_path_correct(c.heading_path, e) for c, e in pairs]
+    assert verdicts == [True, True, False, False]
+
+
+def test_heading_path_correct_partial_outline() -> None:
+    path = ("2 Results", "2.1 Unlisted subsection")
+    assert not heading_path_correct(path, "results")
+    assert heading_path_correct(path, "results", partial_gt=True)
+    assert not heading_path_correct(path, "methods", partial_gt=True)
+
+
+def test_table_kept_whole() -> None:
+    cells = ("name", "age", "ann", "31", "bob", "42")
+    assert table_kept_whole(cells, ["intro", "name age ann 31 bob 42 and more"])
+    # split across two chunks: not whole
+    assert not table_kept_whole(cells, ["name age ann", "31 bob 42"])
+    assert not table_kept_whole(cells, [])
+    assert not table_kept_whole((), ["anything"])
+
+
+# ---------------------------------------------------------------- Markdown views
+
+
+def test_markdown_items_headings_tables_code() -> None:
+    md = (
+        "# Top\n\nIntro para\nsame para\n\n## Sub\n\n"
+        "| h1 | h2 |\n| --- | --- |\n| a \\| b | c |\n\n"
+        "```\n# a comment, not a heading\n```\n"
+    )
+    items = markdown_items(md, page=3)
+    kinds = [(i.kind, i.level) for i in items]
+    assert kinds == [
+        ("heading", 1),
+        ("text", None),
+        ("heading", 2),
+        ("table", None),
+        ("text", None),
+    ]
+    assert items[1].text == "Intro para same para"
+    assert items[3].rows == (("h1", "h2"), ("a | b", "c"))
+    assert all(i.page == 3 for i in items)
+
+
+def test_pipe_and_html_table_rows() -> None:
+    assert pipe_table_rows(["|a|b|", "|:-|-:|", "|1|2|"]) == (("a", "b"), ("1", "2"))
+    markup = "<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td> 2 <b>x</b></td></tr></table>"
+    assert html_table_rows(markup) == (("A", "B"), ("1", "2 x"))
+
+
+# ---------------------------------------------------------------- loaders
+
+
+def test_load_docling_json_built(tmp_path: Path) -> None:
+    doc = {
+        "body": {"children": [{"$ref": "#/texts/0"}, {"$ref": "#/groups/0"}]},
+        "groups": [
+            {"self_ref": "#/groups/0", "children": [{"$ref": "#/texts/1"}, {"$ref": "#/tables/0"}]}
+        ],
+        "texts": [
+            {"self_ref": "#/texts/0", "label": "section_header", "level": 2, "text": "Intro"},
+            {"self_ref": "#/texts/1", "label": "text", "text": "Body text"},
+            {
+                "self_ref": "#/texts/2",
+                "label": "page_footer",
+                "text": "Page 1",
+                "content_layer": "furniture",
+            },
+        ],
+        "tables": [
+            {
+                "self_ref": "#/tables/0",
+                "prov": [{"page_no": 4}],
+                "data": {
+                    "num_rows": 2,
+                    "num_cols": 1,
+                    "table_cells": [{"text": "a"}, {"text": "b"}],
+                },
+            }
+        ],
+    }
+    path = tmp_path / "x.groundtruth.json"
+    path.write_text(json.dumps(doc))
+    gt = load_docling_json(path, tmp_path / "x.pdf")
+    assert gt.headings == [GtHeading("Intro", 2, None)]
+    assert gt.tables == [GtTable(2, 1, ("a", "b"), 4)]
+    assert gt.furniture == ["Page 1"]
+    assert gt.stream == [(True, "Intro"), (False, "Body text"), (False, "a b")]
+    assert not gt.levels_informative
+
+
+def test_corpus_groundtruth_files_agree(corpus: Path) -> None:
+    """The JSON loader finds as many tables and headings as the GT Markdown shows."""
+    doc = corpus / "redp5110_sampled.pdf"
+    gt = load_groundtruth(doc)
+    assert gt is not None and gt.markdown is not None
+    md_items = markdown_items(gt.markdown)
+    assert len(gt.tables) == sum(1 for i in md_items if i.kind == "table")
+    assert len(gt.headings) == sum(1 for i in md_items if i.kind == "heading")
+    assert gt.furniture  # running footers are furniture in the GT
+
+
+def test_corpus_outline_loader(corpus: Path) -> None:
+    doc = corpus / "R-intro.pdf"
+    gt = load_groundtruth(doc)
+    assert gt is not None and gt.source == "outline"
+    tsv = corpus / "R-intro.groundtruth.pdf-outline.tsv"
+    assert len(gt.headings) == len(tsv.read_text().strip().splitlines()) - 1
+    assert gt.levels_informative
