@@ -30,6 +30,9 @@ from celery.signals import worker_process_init, worker_process_shutdown
 from worker.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
+# The Weaviate client logs every HTTP request at INFO through httpx: one line per
+# batch and schema call drowns the task log. Keep its warnings and errors.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def visibility_timeout_s(settings: Settings) -> int:
