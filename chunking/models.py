@@ -46,7 +46,9 @@ class ChunkOptions(BaseModel):
     """How to chunk. One validated, frozen model; unknown keys are errors.
 
     ``max_tokens`` ``None`` means "what the embedder can read" (the caller resolves
-    it before chunking; see ``resolved``).
+    it before chunking; see ``resolved``). ``include_furniture`` keeps running
+    headers/footers and contents/index entries (:mod:`chunking.navigation`), which
+    every strategy leaves out by default.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

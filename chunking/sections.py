@@ -87,7 +87,7 @@ def pack_pieces(pieces: list[Piece], budget: Budget, *, soft: bool) -> Iterator[
     the largest chunk as small as possible, so a section does not end in a tiny
     tail chunk that has lost the context of the rest.
     """
-    atoms = list(_atoms(pieces, budget))
+    atoms = list(_bind_lead_ins(list(_atoms(pieces, budget)), budget))
     if not atoms:
         return
     costs = [sum(budget.piece_cost(p) for p in atom) for atom in atoms]
@@ -144,6 +144,27 @@ def _atoms(pieces: list[Piece], budget: Budget) -> Iterator[tuple[Piece, ...]]:
         for piece in items:
             for fragment in split_piece(piece, budget.hard(piece.path), budget.meter):
                 yield (fragment,)
+
+
+def _bind_lead_ins(atoms: list[tuple[Piece, ...]], budget: Budget) -> Iterator[tuple[Piece, ...]]:
+    # A paragraph ending with a colon introduces what follows ("... as follows:"
+    # then code or a list): it is packed with the next atom, where both fit, so
+    # the lead-in never ends one chunk while its subject opens the next.
+    i = 0
+    while i < len(atoms):
+        atom = atoms[i]
+        while (
+            i + 1 < len(atoms)
+            and atom[-1].kind == "text"
+            and atom[-1].text.rstrip().endswith(":")
+            and atom[-1].end == len(atom[-1].source.rstrip())
+        ):
+            joined = atom + atoms[i + 1]
+            if sum(budget.piece_cost(p) for p in joined) > budget.soft(common_path(joined)):
+                break
+            atom, i = joined, i + 1
+        yield atom
+        i += 1
 
 
 def _merge_tiny(drafts: list[Draft], budget: Budget, *, related_only: bool) -> Iterator[Draft]:

@@ -53,15 +53,45 @@ def iter_table_drafts(
     width = max(len(r) for r in unit.rows)
     fixed = sum(_row_cost(r, fmt, meter) for r in header) + _frame_cost(fmt, width, meter)
     caption_cost = meter.cost(unit.caption) if unit.caption else 0
-    start = 0
-    used = fixed + caption_cost
-    for index in range(data_count):
-        cost = _row_cost(unit.rows[unit.header_rows + index], fmt, meter)
-        if index > start and used + cost > budget:
-            yield Draft(part=TablePart(unit, start, index, first=start == 0, whole=False))
-            start, used = index, fixed
+    costs = [_row_cost(unit.rows[unit.header_rows + i], fmt, meter) for i in range(data_count)]
+    # First room: data-row tokens a piece can hold (the first piece also holds the caption).
+    rooms = (budget - fixed - caption_cost, budget - fixed)
+    starts = balanced_row_groups(costs, rooms)
+    for start, end in zip(starts, [*starts[1:], data_count], strict=True):
+        yield Draft(part=TablePart(unit, start, end, first=start == 0, whole=False))
+
+
+def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
+    """Return the first row index of each row group, as even in size as possible.
+
+    ``costs`` are the data rows' token costs; ``rooms`` the tokens of data rows the
+    first and every later group may hold. Greedy filling gives the fewest groups
+    but can leave a runt (two rows of a twenty-row table) whose embedding is mostly
+    the repeated header; instead, the per-group cap is lowered as far as it goes
+    without needing more groups than greedy filling, so the groups come out even.
+    A row costlier than its room still gets a group of its own (cut later).
+    """
+    fewest = _greedy_starts(costs, rooms, cap=max(rooms))
+    low, high = max(costs, default=0), max(rooms)
+    while low < high:
+        middle = (low + high) // 2
+        if len(_greedy_starts(costs, rooms, cap=middle)) <= len(fewest):
+            high = middle
+        else:
+            low = middle + 1
+    return _greedy_starts(costs, rooms, cap=low) if low < max(rooms) else fewest
+
+
+def _greedy_starts(costs: list[int], rooms: tuple[int, int], cap: int) -> list[int]:
+    starts = [0]
+    used = 0
+    for index, cost in enumerate(costs):
+        room = min(rooms[0] if len(starts) == 1 else rooms[1], cap)
+        if index > starts[-1] and used + cost > room:
+            starts.append(index)
+            used = 0
         used += cost
-    yield Draft(part=TablePart(unit, start, data_count, first=start == 0, whole=False))
+    return starts
 
 
 def split_part(part: TablePart) -> tuple[TablePart, TablePart] | None:

@@ -6,7 +6,8 @@
 - :class:`Draft`: what becomes one chunk: prose pieces, or one table row group.
 
 :func:`iter_units` is the first stage of every strategy: it drops page furniture
-(unless asked not to), drops empty elements, attaches captions to their tables and
+and navigation furniture (contents/index entries, see :mod:`chunking.navigation`)
+unless asked not to, drops empty elements, attaches captions to their tables and
 assigns each unit the index of the section it belongs to.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from chunking.models import ChunkOptions
+from chunking.navigation import navigation_orders
 from parsers.elements import Element
 
 PieceKind = Literal[
@@ -110,6 +112,11 @@ class Draft:
 
 Unit = Piece | TableUnit
 
+#: Longest plain paragraph (words, characters) directly before an uncaptioned table
+#: that is taken as its title.
+MAX_TITLE_WORDS = 20
+MAX_TITLE_CHARS = 120
+
 
 def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit]:
     """Yield the document's chunkable units in reading order.
@@ -118,11 +125,11 @@ def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit
     ``opts.section_level``; units carry the running section index. Captions linked
     (``ref``) to a table travel inside its :class:`TableUnit` instead of as prose.
     """
-    items = [e for e in elements if opts.include_furniture or not e.is_furniture]
-    table_orders = {e.order for e in items if e.type == "table"}
-    captions = {
-        e.ref: e for e in items if e.type == "caption" and e.ref in table_orders and e.text.strip()
-    }
+    items = list(elements)
+    if not opts.include_furniture:
+        navigation = navigation_orders(items)
+        items = [e for e in items if not e.is_furniture and e.order not in navigation]
+    captions = table_captions(items)
     attached = {c.order for c in captions.values()}
     section = 0
     for el in items:
@@ -144,6 +151,46 @@ def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit
                 path=path,
                 section=section,
             )
+
+
+def table_captions(items: list[Element]) -> dict[int, Element]:
+    """Map a table's ``order`` to the element that travels with it as its caption.
+
+    That is the parser-linked caption (``ref``); failing one, a *title line*
+    directly before the table in the same section: a single line with letters, of
+    at most :data:`MAX_TITLE_WORDS` words and :data:`MAX_TITLE_CHARS` characters,
+    such as "A non-uniform table with vertical spans" (documents without caption
+    styles title tables with a plain paragraph, and alone it would be a near-empty
+    chunk far from its table).
+    ``items`` are the elements chunking keeps, in reading order.
+    """
+    table_orders = {e.order for e in items if e.type == "table"}
+    captions = {
+        e.ref: e for e in items if e.type == "caption" and e.ref in table_orders and e.text.strip()
+    }
+    linked = {c.order for c in captions.values()}
+    for before, table in zip(items, items[1:], strict=False):
+        if (
+            table.type == "table"
+            and table.order not in captions
+            and before.order not in linked
+            and _is_title_line(before)
+            and before.heading_path == table.heading_path
+        ):
+            captions[table.order] = before
+    return captions
+
+
+def _is_title_line(el: Element) -> bool:
+    text = el.text.strip()
+    words = text.split()
+    return (
+        el.type == "paragraph"
+        and "\n" not in text
+        and 2 <= len(words) <= MAX_TITLE_WORDS
+        and len(text) <= MAX_TITLE_CHARS
+        and any(ch.isalpha() for ch in text)
+    )
 
 
 def _table_unit(el: Element, caption: Element | None, section: int) -> TableUnit:

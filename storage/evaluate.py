@@ -53,7 +53,12 @@ class Scores(BaseModel):
 
 
 class StrategyReport(BaseModel):
-    """The evaluation of one chunking over the whole QA set."""
+    """The evaluation of one chunking over the whole QA set.
+
+    ``ranks`` holds, per question in QA-file order, the 1-based rank of the first
+    hit within the top ``k`` (``None`` for a miss): the per-question view for
+    comparing two chunkings (see :func:`details_table`).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -64,6 +69,7 @@ class StrategyReport(BaseModel):
     evidence_in_chunks: int
     overall: Scores
     by_kind: dict[str, Scores]
+    ranks: tuple[int | None, ...] = ()
 
 
 def normalize(text: str) -> str:
@@ -177,7 +183,24 @@ def evaluate_chunks(
             kind: score(r for q, r in zip(questions, ranks, strict=True) if q.kind == kind)
             for kind in kinds
         },
+        ranks=tuple(ranks),
     )
+
+
+def details_table(questions: Sequence[QAItem], reports: Sequence[StrategyReport]) -> str:
+    """Plain-text table: one line per question, its hit rank under each report.
+
+    A miss shows as ``-``; columns follow ``reports``; the question is cut to fit.
+    """
+    head = " ".join(f"{r.strategy[:9]:>9}" for r in reports)
+    lines = [f"{'#':>3} {'kind':8} {head}  question"]
+    for qi, item in enumerate(questions):
+        cells = []
+        for report in reports:
+            rank = report.ranks[qi] if qi < len(report.ranks) else None
+            cells.append(f"{rank if rank is not None else '-':>9}")
+        lines.append(f"{qi:>3} {(item.kind or '')[:8]:8} {' '.join(cells)}  {item.question[:70]}")
+    return "\n".join(lines)
 
 
 def _embed_cached(

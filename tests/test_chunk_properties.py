@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
 from chunking.models import Chunk
+from chunking.units import table_captions
 from parsers.document import ParsedDocument
 from tests.test_chunk_support import (
     attached_captions,
@@ -49,7 +50,7 @@ def test_prose_is_preserved_in_order(doc: ParsedDocument, strategy: str, parents
 @given(doc=documents(), strategy=st.sampled_from(NO_OVERLAP + ["sliding"]))
 def test_tables_are_whole_or_row_groups_with_header(doc: ParsedDocument, strategy: str) -> None:
     chunks = _chunk(doc, strategy=strategy, overlap_tokens=0)
-    captions = {e.ref: e for e in doc.elements if e.order in attached_captions(doc)}
+    captions = table_captions([e for e in doc.elements if not e.is_furniture])
     for table in (e for e in doc.elements if e.type == "table"):
         pieces = [c for c in chunks if c.type == "table" and table.order in c.element_orders]
         assert table.rows is not None

@@ -10,6 +10,8 @@ import re
 from hypothesis import strategies as st
 
 from chunking.models import Chunk
+from chunking.navigation import navigation_orders
+from chunking.units import table_captions
 from parsers.document import ParsedDocument
 from parsers.elements import Element
 from parsers.structure import finalize
@@ -123,14 +125,14 @@ def documents(draw: st.DrawFn) -> ParsedDocument:
 
 
 def attached_captions(doc: ParsedDocument) -> set[int]:
-    tables = {e.order for e in doc.elements if e.type == "table"}
-    return {
-        e.order for e in doc.elements if e.type == "caption" and e.ref in tables and e.text.strip()
-    }
+    kept = [e for e in doc.elements if not e.is_furniture]
+    return {c.order for c in table_captions(kept).values()}
 
 
 def prose_elements(doc: ParsedDocument, include_furniture: bool = False) -> list[Element]:
     skip = attached_captions(doc)
+    if not include_furniture:
+        skip |= navigation_orders(doc.elements)
     return [
         e
         for e in doc.elements

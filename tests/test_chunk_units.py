@@ -333,3 +333,21 @@ def test_heading_only_section_joins_its_first_child_up_to_the_hard_limit():
     assert len(chunks) == 1
     assert chunks[0].text.startswith("1 Chapter\n\n1.1 Part\n\n")
     assert chunks[0].heading_path == ("1 Chapter", "1.1 Part")
+
+
+def test_a_lead_in_ending_with_a_colon_stays_with_what_it_introduces():
+    body = [el("paragraph", words(30, f"p{i}") + ".") for i in range(4)]
+    doc = make_doc(
+        [
+            el("heading", "1 Alpha", level=1),
+            *body,
+            el("paragraph", "We could proceed as follows:"),
+            el("code", "> x <- matrix(0, n, b)"),
+            el("paragraph", words(30, "z") + "."),
+        ]
+    )
+    # Room for about one paragraph per chunk: plain packing ends a chunk on the
+    # lead-in and opens the next with the code it introduces.
+    chunks = chunk(doc, max_tokens=60)
+    [lead] = [c for c in chunks if "as follows:" in c.text]
+    assert "> x <- matrix(0, n, b)" in lead.text

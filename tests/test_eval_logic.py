@@ -11,7 +11,16 @@ import numpy as np
 import pytest
 
 from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from storage.evaluate import QAItem, evaluate_chunks, hit_ranks, load_qa, normalize, score
+from storage.evaluate import (
+    QAItem,
+    StrategyReport,
+    details_table,
+    evaluate_chunks,
+    hit_ranks,
+    load_qa,
+    normalize,
+    score,
+)
 from tests.test_chunk_support import el, make_doc, words
 
 
@@ -81,9 +90,35 @@ def test_evaluate_ranks_the_right_chunk_and_counts_tokens():
     assert report.chunks == 2 and report.evidence_in_chunks == 2
     assert report.embedded_tokens == sum(c.token_count for c in chunks["d.pdf"])
     assert set(report.by_kind) == {"x"} and report.by_kind["x"].n == 1
+    assert report.ranks == (1, 1)
     # A second strategy with identical embed texts reuses the cached vectors.
     evaluate_chunks("again", questions, chunks, embedder, cache=cache)
     assert embedder.calls == 1
+
+
+def test_details_table_shows_each_questions_rank_per_strategy():
+    questions = [
+        QAItem(question="first?", evidence="a", kind="table"),
+        QAItem(question="second?", evidence="b"),
+    ]
+    scores = score([])
+    reports = [
+        StrategyReport(
+            strategy=name,
+            chunker="c",
+            chunks=1,
+            embedded_tokens=1,
+            evidence_in_chunks=1,
+            overall=scores,
+            by_kind={},
+            ranks=ranks,
+        )
+        for name, ranks in (("elements", (1, None)), ("fixed", (3, 2)))
+    ]
+    lines = details_table(questions, reports).splitlines()
+    assert lines[0].split()[2:4] == ["elements", "fixed"]
+    assert lines[1].split() == ["0", "table", "1", "3", "first?"]
+    assert lines[2].split() == ["1", "-", "2", "second?"]
 
 
 def test_load_qa_reports_file_and_line(tmp_path: Path):

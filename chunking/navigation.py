@@ -1,0 +1,71 @@
+"""Navigation furniture: table-of-contents and back-of-book index entries.
+
+A contents page or an index is a list of *entries*: a short label, a leader (a run
+of dots) and a page reference ("3.1 Arrays . . . . . . 20", "Factors. . . . 17, 57").
+Such text names every topic of the document while saying nothing about any of
+them, so its embedding sits close to almost every question and pushes the real
+answers down the ranking. Like running headers, it is left out of chunks unless
+``include_furniture`` is set.
+
+The rule is lexical and per element, so it holds for any parser: an element is
+navigation when its text holds at least one leader-plus-page-reference entry and,
+with the entries' leaders and page numbers removed, averages at most
+:data:`MAX_LABEL_CHARS` characters of label per entry and ends with an entry.
+Prose that happens to contain a dotted run has far more words per leader and does
+not end on a page number. A run of one- or two-character lines (an index's group letters "A",
+"B", ...) next to a navigation element is navigation too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from parsers.elements import Element
+
+#: Longest average label (characters, leaders and page numbers removed) per entry.
+MAX_LABEL_CHARS = 120
+#: Longest text that counts as an index group letter between navigation entries.
+MAX_GROUP_LETTER_CHARS = 2
+
+# A leader is four or more dots, optionally spaced (". . . ." or "...."), two or
+# more dots each followed by a space (". . ", typeset leaders, never prose), or
+# two or more ellipsis characters; the page reference is arabic or roman, possibly a list
+# or range ("17, 57", "12-14").
+_PAGE = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
+_ENTRY_END = re.compile(
+    rf"(?:(?:\.\s?){{4,}}|\.(?:\s\.)+|(?:…\s?){{2,}})\s*{_PAGE}(?:\s*[,–-]\s*{_PAGE})*(?=\s|$)",
+    re.IGNORECASE,
+)
+
+
+def is_navigation_text(text: str) -> bool:
+    """Return True when ``text`` is a run of contents/index entries (see module doc)."""
+    stripped = text.strip()
+    matches = list(_ENTRY_END.finditer(stripped))
+    if not matches or matches[-1].end() != len(stripped):
+        return False
+    label_chars = len(stripped) - sum(m.end() - m.start() for m in matches)
+    return label_chars / len(matches) <= MAX_LABEL_CHARS
+
+
+def navigation_orders(elements: Sequence[Element]) -> set[int]:
+    """Return the ``order`` of every navigation element among prose ``elements``.
+
+    Tables, headings and furniture are never navigation: a heading such as "Table
+    of Contents" stays, so the contents section keeps its (now empty) place.
+    """
+    candidates = [e for e in elements if not e.is_furniture and e.text.strip()]
+    flags = [
+        e.type in ("paragraph", "list_item") and is_navigation_text(e.text) for e in candidates
+    ]
+    short = [
+        e.type == "paragraph" and len(e.text.strip()) <= MAX_GROUP_LETTER_CHARS for e in candidates
+    ]
+    # Group letters come in runs ("A", "I" when two index columns start side by
+    # side): spread the flag forwards, then backwards, through runs of short lines.
+    for i in range(1, len(flags)):
+        flags[i] = flags[i] or (short[i] and flags[i - 1])
+    for i in range(len(flags) - 2, -1, -1):
+        flags[i] = flags[i] or (short[i] and flags[i + 1])
+    return {e.order for e, flag in zip(candidates, flags, strict=True) if flag}
