@@ -81,6 +81,15 @@ def test_eval_scores_strategies_with_the_default_embedder(sample: Path, tmp_path
     assert set(elements["by_kind"]) == {"table"}
     assert elements["embedded_tokens"] > 0
 
+    detailed = CliRunner().invoke(
+        main,
+        ["eval", "--qa", str(qa), "--docs", str(sample.parent)]
+        + ["--strategy", "elements", "--details"],
+    )
+    assert detailed.exit_code == 0, detailed.output
+    rows = [line for line in detailed.stdout.splitlines() if "How many legs" in line]
+    assert len(rows) == 1 and rows[0].split()[1] == "table"
+
 
 def test_eval_names_the_bad_qa_line(sample: Path, tmp_path: Path) -> None:
     qa = tmp_path / "qa.jsonl"

@@ -116,6 +116,7 @@ def chunk_command(
 @click.option("--max-tokens", type=click.IntRange(9), default=None)
 @click.option("--overlap-tokens", type=click.IntRange(0), default=None, help="Baselines only.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @friendly_errors
 def eval_command(
     qa_path: str,
@@ -125,6 +126,7 @@ def eval_command(
     max_tokens: int | None,
     overlap_tokens: int | None,
     as_json: bool,
+    details: bool,
 ) -> None:
     """Score retrieval (recall@1/5/10, MRR) of chunking strategies on a QA file.
 
@@ -132,7 +134,7 @@ def eval_command(
     its ``doc``, only those documents are used. Each strategy's chunks are
     embedded with the configured embedder and searched exhaustively.
     """
-    from storage.evaluate import evaluate_chunks, load_qa
+    from storage.evaluate import details_table, evaluate_chunks, load_qa
     from worker.settings import get_settings
 
     settings = get_settings()
@@ -169,6 +171,8 @@ def eval_command(
         )
         return
     click.echo(_report_table(reports, len(questions), embedder.name))
+    if details:
+        click.echo(details_table(questions, reports))
 
 
 def to_markdown(chunks: list[Chunk]) -> str:
