@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from chunking.budget import Budget
 from chunking.split import line_spans, sentence_spans, split_piece
-from chunking.tables import iter_table_drafts, prefill_tables
+from chunking.tables import iter_tables_drafts, prefill_tables
 from chunking.units import Draft, Piece, TableUnit, iter_units
 from parsers.elements import Element
 
@@ -38,12 +38,7 @@ def baseline_drafts(
     prefill_tables(units, budget)
     for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
         if is_table:
-            for table in run:
-                assert isinstance(table, TableUnit)
-                text_budget = budget.hard(table.path, table.caption)
-                yield from iter_table_drafts(
-                    table, text_budget, budget.opts.table_format, budget.meter
-                )
+            yield from iter_tables_drafts(run, budget)
         else:
             pieces = [u for u in run if isinstance(u, Piece)]
             for chunk in chunk_prose(pieces, budget):

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 
 from chunking.budget import Budget, common_path
 from chunking.split import split_piece
-from chunking.tables import iter_table_drafts, prefill_tables
+from chunking.tables import iter_tables_drafts, prefill_tables
 from chunking.units import Draft, Piece, TableUnit, Unit, iter_units
 from parsers.elements import Element
 
@@ -67,12 +67,7 @@ def _section_drafts(units: list[Unit], budget: Budget, *, pack: bool) -> Iterato
     # Prose runs between tables are packed; each table takes its own path.
     for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
         if is_table:
-            for table in run:
-                assert isinstance(table, TableUnit)
-                text_budget = budget.hard(table.path, table.caption)
-                yield from iter_table_drafts(
-                    table, text_budget, budget.opts.table_format, budget.meter
-                )
+            yield from iter_tables_drafts(run, budget)
         else:
             pieces = [u for u in run if isinstance(u, Piece)]
             yield from (Draft(pieces=p) for p in pack_pieces(pieces, budget, soft=pack))

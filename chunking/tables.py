@@ -33,6 +33,14 @@ def table_id(unit: TableUnit) -> str:
     return sha1_hex(_rows_text(unit.rows))[:16]
 
 
+def iter_tables_drafts(tables: Iterable[Unit], budget: Budget) -> Iterator[Draft]:
+    """Drafts of a run of table units, each table within its hard budget (context included)."""
+    for table in tables:
+        assert isinstance(table, TableUnit)
+        text_budget = budget.hard(table.path, table.caption)
+        yield from iter_table_drafts(table, text_budget, budget.opts.table_format, budget.meter)
+
+
 def iter_table_drafts(
     unit: TableUnit, budget: int, fmt: TableFormat, meter: Meter
 ) -> Iterator[Draft]:
