@@ -17,6 +17,7 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import redis
 
@@ -57,7 +58,44 @@ def find_redis_server() -> str:
     return found
 
 
-class LocalRedis:
+class ServerProcess:
+    """Base for a context manager that owns one server process (``_proc``).
+
+    Subclasses implement ``start`` (spawn into ``self._proc`` and wait until ready);
+    leaving the ``with`` block stops the process: SIGTERM, then SIGKILL after 10 s.
+    """
+
+    _proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Self:
+        """Start the server and wait until it is ready."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class LocalRedis(ServerProcess):
     """Context manager running one ``redis-server`` process.
 
     ``url`` is ``redis://127.0.0.1:<port>/0`` once entered. ``persist=False`` turns
@@ -123,26 +161,3 @@ class LocalRedis:
                 time.sleep(0.05)
         finally:
             client.close()
-
-    def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
-        proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-    def __enter__(self) -> LocalRedis:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -12,11 +12,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from types import TracebackType
 
 import httpx
 
-from worker.local_redis import LocalServiceError, die_with_parent, free_port
+from worker.local_redis import LocalServiceError, ServerProcess, die_with_parent, free_port
 
 
 def find_weed() -> str:
@@ -35,7 +34,7 @@ def _free_pair() -> tuple[int, int]:
     return free_port(), free_port()
 
 
-class LocalS3:
+class LocalS3(ServerProcess):
     """Context manager running ``weed mini`` with one bucket.
 
     Once entered, ``endpoint_url`` is the S3 endpoint; any access key works because
@@ -97,26 +96,3 @@ class LocalS3:
                     f"{self.start_timeout_s:.0f}s (log: {self.data_dir / 'weed.log'})"
                 )
             time.sleep(0.2)
-
-    def stop(self) -> None:
-        """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
-        proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-    def __enter__(self) -> LocalS3:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
