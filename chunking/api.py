@@ -16,7 +16,7 @@ from chunking.budget import Budget
 from chunking.context import context_lines
 from chunking.emit import Rendered, iter_fitted
 from chunking.fingerprint import chunker_fingerprint
-from chunking.ids import assign_ids
+from chunking.ids import assign_ids, sha1_hex
 from chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunking.parents import parent_groups, section_parents
 from chunking.sections import elements_drafts, headings_drafts
@@ -89,7 +89,7 @@ def chunk_document(
     meter = Meter(counter)
     # One batched count of every element text (and context line) up front: the
     # stages below then find nearly every cost in the meter's cache.
-    meter.prefill(_prefill_texts(doc))
+    meter.prefill(_prefill_texts(doc, opts))
     budget = Budget(meter=meter, opts=opts, title=doc.title, root_depth=int(has_title))
     chunker = chunker_fingerprint(opts, counter.name)
     children = list(iter_fitted(_drafts(doc, budget, embed), budget))
@@ -101,14 +101,18 @@ def chunk_document(
     return list(_assemble(children, groups, parents, doc, chunker, doc_id, source or doc.path))
 
 
-def _prefill_texts(doc: ParsedDocument) -> Iterator[str]:
-    # The strings the stages will cost: trimmed element texts (a piece's text) and
-    # the plain context line of every heading path.
+def _prefill_texts(doc: ParsedDocument, opts: ChunkOptions) -> Iterator[str]:
+    # The strings the stages will cost: trimmed prose element texts (a piece's
+    # text; tables are costed by their rendered lines, furniture is left out
+    # unless kept) and the plain context line of every heading path.
     paths: set[tuple[str, ...]] = set()
     for el in doc.elements:
-        if el.text.strip():
-            yield el.text.strip()
         paths.add(el.heading_path)
+        if el.type == "table" or (el.is_furniture and not opts.include_furniture):
+            continue
+        text = el.text.strip()
+        if text:
+            yield text
     for path in paths:
         lines = context_lines(doc.title, path)
         if lines:
@@ -145,19 +149,26 @@ def _assemble(
     source: str,
 ) -> Iterator[Chunk]:
     # Parents first (children's content keys include their parent's ID); in the
-    # output each parent comes right before its first child.
-    parent_ids = assign_ids(doc_id, chunker, [p.key(None) for p in parents])
+    # output each parent comes right before its first child. Each text is hashed
+    # once: its SHA1 is both the chunk's ``content_sha1`` and part of its key.
+    parent_sha1 = [sha1_hex(p.text) for p in parents]
+    child_sha1 = [sha1_hex(c.text) for c in children]
+    parent_ids = assign_ids(
+        doc_id, chunker, [p.key(None, h) for p, h in zip(parents, parent_sha1, strict=True)]
+    )
     child_parent = [parent_ids[g] if g is not None else None for g in groups]
-    keys = [c.key(p) for c, p in zip(children, child_parent, strict=True)]
+    keys = [c.key(p, h) for c, p, h in zip(children, child_parent, child_sha1, strict=True)]
     child_ids = assign_ids(doc_id, chunker, keys)
-    ordered: list[tuple[Rendered, str, str | None]] = []
+    ordered: list[tuple[Rendered, str, str | None, str]] = []
     emitted: set[int] = set()
-    for child, cid, pid, group in zip(children, child_ids, child_parent, groups, strict=True):
+    for child, cid, pid, group, sha in zip(
+        children, child_ids, child_parent, groups, child_sha1, strict=True
+    ):
         if group is not None and pid is not None and group not in emitted:
             emitted.add(group)
-            ordered.append((parents[group], pid, None))
-        ordered.append((child, cid, pid))
-    for index, (r, cid, pid) in enumerate(ordered):
+            ordered.append((parents[group], pid, None, parent_sha1[group]))
+        ordered.append((child, cid, pid, sha))
+    for index, (r, cid, pid, sha) in enumerate(ordered):
         yield Chunk(
             id=cid,
             doc_id=doc_id,
@@ -172,7 +183,7 @@ def _assemble(
             element_orders=r.element_orders,
             chunk_index=index,
             token_count=r.token_count,
-            content_sha1=r.content_sha1,
+            content_sha1=sha,
             doc_sha1=doc.sha1,
             chunker=chunker,
             table_id=r.table_id,

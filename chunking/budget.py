@@ -31,6 +31,7 @@ class Budget:
     _contexts: dict[tuple[tuple[str, ...], str | None], Context] = field(default_factory=dict)
     _context_costs: dict[tuple[tuple[str, ...], str | None], int] = field(default_factory=dict)
     _soft: dict[tuple[str, ...], int] = field(default_factory=dict)
+    _hard: dict[tuple[str, ...], int] = field(default_factory=dict)
 
     @property
     def max_tokens(self) -> int:
@@ -67,9 +68,15 @@ class Budget:
         return cost
 
     def hard(self, path: tuple[str, ...], caption: str | None = None) -> int:
-        """Most text tokens a chunk under ``path`` may have (>= 1)."""
-        spare = self.max_tokens - self.meter.base - self.context_cost(path, caption)
-        return max(spare, 1)
+        """Most text tokens a chunk under ``path`` may have (>= 1; cached per path)."""
+        if caption is None:
+            limit = self._hard.get(path)
+            if limit is not None:
+                return limit
+        spare = max(self.max_tokens - self.meter.base - self.context_cost(path, caption), 1)
+        if caption is None:
+            self._hard[path] = spare
+        return spare
 
     def soft(self, path: tuple[str, ...]) -> int:
         """Text tokens prose under ``path`` is packed up to (>= 1; cached per path)."""

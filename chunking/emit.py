@@ -19,7 +19,7 @@ from chunking.context import build_embed_text
 from chunking.ids import content_key, sha1_hex
 from chunking.models import ChunkType
 from chunking.split import split_piece, split_span
-from chunking.tables import render_part, split_part, table_id
+from chunking.tables import part_cost, prefill_parts, render_part, split_part, table_id
 from chunking.units import Draft, Piece, TablePart
 
 
@@ -42,8 +42,11 @@ class Rendered:
     table_html: str | None = None
     caption: str | None = None
 
-    def key(self, parent_id: str | None) -> str:
-        """Return the content key (see :func:`chunking.ids.content_key`)."""
+    def key(self, parent_id: str | None, text_sha1: str | None = None) -> str:
+        """Return the content key (see :func:`chunking.ids.content_key`).
+
+        ``text_sha1``: this chunk's :attr:`content_sha1`, when the caller has it.
+        """
         table = None
         if self.table_id is not None:
             assert self.table_row_start is not None and self.table_row_end is not None
@@ -56,6 +59,7 @@ class Rendered:
             pages=self.pages,
             table=table,
             parent_id=parent_id,
+            text_sha1=text_sha1,
         )
 
     @property
@@ -79,8 +83,7 @@ def iter_fitted(drafts: Iterable[Draft], budget: Budget) -> Iterator[Rendered]:
         return
     items = list(drafts)
     # Table parts are the only texts not counted yet: one batch for all of them.
-    fmt = budget.opts.table_format
-    meter.prefill(render_part(d.part, fmt)[0] for d in items if d.part is not None)
+    prefill_parts((d.part for d in items if d.part is not None), budget)
     if meter.additive:
         # Estimates are exact sums of counted parts (see ``TokenCounter.additive``).
         for draft in items:
@@ -222,7 +225,7 @@ def _render_table(part: TablePart, budget: Budget, measure: bool) -> Rendered:
     # (the cached form; whitespace is free for an additive counter, and for others
     # this is only the estimate the final count checks).
     prefix = embed_text[: len(embed_text) - len(text)].removesuffix("\n")
-    estimate = meter.base + meter.cost(prefix) + meter.cost(text)
+    estimate = meter.base + meter.cost(prefix) + part_cost(part, budget.opts.table_format, meter)
     orders = {unit.element.order}
     if unit.caption_order is not None:
         orders.add(unit.caption_order)

@@ -13,7 +13,7 @@ from chunking.ids import sha1_hex
 from chunking.models import ChunkOptions
 
 #: Bump whenever a code change alters the chunks produced for the same inputs.
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 
 
 def chunker_fingerprint(opts: ChunkOptions, counter_name: str) -> str:

@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterable
 
 _SEP = "\x1f"  # ASCII unit separator: cannot occur in a SHA1 hex or fingerprint.
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def sha1_hex(text: str) -> str:
@@ -38,24 +39,27 @@ def content_key(
     pages: tuple[int, ...],
     table: tuple[str, int, int] | None = None,
     parent_id: str | None = None,
+    text_sha1: str | None = None,
 ) -> str:
     """SHA1 of a chunk's content as a canonical JSON document.
 
     Includes what the embedder sees (``embed_text``), what is stored and shown
     (``text``, ``type``, ``heading_path``, ``pages``, ``table``: the table ID and row
-    range) and the
-    link to a parent chunk. Two chunks with equal keys are interchangeable.
+    range) and the link to a parent chunk. Two chunks with equal keys are
+    interchangeable. The two long texts enter as their SHA1 digests (hashing is
+    several times cheaper than JSON-escaping them); ``text_sha1``, when given, must
+    be ``sha1_hex(text)`` (the chunk's ``content_sha1``, so it is hashed only once).
     """
     payload = {
-        "embed_text": embed_text,
+        "embed_text_sha1": sha1_hex(embed_text),
         "heading_path": list(heading_path),
         "pages": list(pages),
         "parent_id": parent_id,
         "table": list(table) if table is not None else None,
-        "text": text,
+        "text_sha1": text_sha1 if text_sha1 is not None else sha1_hex(text),
         "type": type,
     }
-    return sha1_hex(json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+    return sha1_hex(_CANONICAL.encode(payload))
 
 
 def chunk_id(doc_id: str, chunker: str, content: str, occurrence: int) -> str:

@@ -37,11 +37,20 @@ _ENTRY_END = re.compile(
     rf"(?:(?:\.\s?){{4,}}|\.(?:\s\.)+|(?:…\s?){{2,}})\s*{_PAGE}(?:\s*[,–-]\s*{_PAGE})*(?=\s|$)",
     re.IGNORECASE,
 )
+# Cheap necessary conditions checked first (most elements are prose): an entry run
+# ends with a page-reference character and holds a leader (two dots at most one
+# whitespace apart, or an ellipsis).
+_PAGE_END_CHAR = re.compile(r"[\divxlcdm]", re.IGNORECASE)
+_LEADER_HINT = re.compile(r"\.\s?\.|…")
 
 
 def is_navigation_text(text: str) -> bool:
     """Return True when ``text`` is a run of contents/index entries (see module doc)."""
     stripped = text.strip()
+    if not stripped or _PAGE_END_CHAR.match(stripped[-1]) is None:
+        return False
+    if _LEADER_HINT.search(stripped) is None:
+        return False
     matches = list(_ENTRY_END.finditer(stripped))
     if not matches or matches[-1].end() != len(stripped):
         return False

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from chunking.budget import Budget, common_path
 from chunking.context import build_embed_text
 from chunking.emit import Rendered, join_pieces
+from chunking.sections import fold_heading_only_sections
 from chunking.split import split_span
 from chunking.tables import render_part
 from chunking.units import Piece, TablePart, TableUnit, Unit, iter_units
@@ -50,8 +51,12 @@ def section_parents(
     for child, group in zip(children, group_of, strict=True):
         sections_of.setdefault(group, set()).update(child.sections)
     section_group = {s: g for g, secs in sections_of.items() for s in secs}
+    units = list(iter_units(elements, budget.opts))
+    if budget.opts.strategy == "elements":
+        # As the children were cut: a heading-only section belongs to the next one.
+        units = fold_heading_only_sections(units)
     by_group: dict[int, list[Unit]] = {}
-    for unit in iter_units(elements, budget.opts):
+    for unit in units:
         if unit.section in section_group:
             by_group.setdefault(section_group[unit.section], []).append(unit)
     return [_parent(by_group.get(g, []), g, budget) for g in sorted(sections_of)]

@@ -14,6 +14,7 @@ and only the first carries the header. Nothing ever exceeds ``max_tokens``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from chunking.budget import Budget
 from chunking.context import context_lines
@@ -30,7 +31,10 @@ def table_id(unit: TableUnit) -> str:
     Content-derived, so it survives edits elsewhere in the document; two identical
     tables in one document share it (their row ranges and chunk IDs still differ).
     """
-    return sha1_hex(_rows_text(unit.rows))[:16]
+    found = unit.memo.get("table_id")
+    if found is None:
+        found = unit.memo["table_id"] = sha1_hex(_rows_text(unit.rows))[:16]
+    return str(found)
 
 
 def iter_tables_drafts(tables: Iterable[Unit], budget: Budget) -> Iterator[Draft]:
@@ -53,15 +57,25 @@ def iter_table_drafts(
     if not unit.rows:
         return
     data_count = len(unit.rows) - unit.header_rows
-    whole_text = render_part(TablePart(unit, 0, data_count, True, True), fmt)[0]
-    if data_count <= 1 or meter.cost(whole_text) <= budget:
-        yield Draft(part=TablePart(unit, 0, data_count, first=True, whole=True))
-        return
-    header = unit.rows[: unit.header_rows]
-    width = max(len(r) for r in unit.rows)
-    fixed = sum(_row_cost(r, fmt, meter) for r in header) + _frame_cost(fmt, width, meter)
+    whole = TablePart(unit, 0, data_count, first=True, whole=True)
+    lines = _markdown_lines(unit) if fmt == "markdown" and meter.additive else None
     caption_cost = meter.cost(unit.caption) if unit.caption else 0
-    costs = [_row_cost(unit.rows[unit.header_rows + i], fmt, meter) for i in range(data_count)]
+    if lines is not None:
+        # Additive counter: the body's cost is the sum of its lines' costs (exact),
+        # and the data rows are costed as they are rendered.
+        costs = [meter.cost(line) for line in lines.data]
+        fixed = sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
+        whole_cost = caption_cost + fixed + sum(costs)
+    else:
+        whole_cost = meter.cost(part_text(whole, fmt))
+    if data_count <= 1 or whole_cost <= budget:
+        yield Draft(part=whole)
+        return
+    if lines is None:
+        header = unit.rows[: unit.header_rows]
+        width = max(len(r) for r in unit.rows)
+        fixed = sum(_row_cost(r, fmt, meter) for r in header) + _frame_cost(fmt, width, meter)
+        costs = [_row_cost(unit.rows[unit.header_rows + i], fmt, meter) for i in range(data_count)]
     # First room: data-row tokens a piece can hold (the first piece also holds the caption).
     rooms = (budget - fixed - caption_cost, budget - fixed)
     starts = balanced_row_groups(costs, rooms)
@@ -80,7 +94,9 @@ def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
     A row costlier than its room still gets a group of its own (cut later).
     """
     fewest = _greedy_starts(costs, rooms, cap=max(rooms))
-    low, high = max(costs, default=0), max(rooms)
+    # No group holds more than the cap, so the cap is at least the average group.
+    low = max(max(costs, default=0), -(-sum(costs) // len(fewest)))
+    high = max(rooms)
     while low < high:
         middle = (low + high) // 2
         if len(_greedy_starts(costs, rooms, cap=middle)) <= len(fewest):
@@ -93,11 +109,12 @@ def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
 def _greedy_starts(costs: list[int], rooms: tuple[int, int], cap: int) -> list[int]:
     starts = [0]
     used = 0
+    room = min(rooms[0], cap)  # the first group's room; later groups get rooms[1]
     for index, cost in enumerate(costs):
-        room = min(rooms[0] if len(starts) == 1 else rooms[1], cap)
         if index > starts[-1] and used + cost > room:
             starts.append(index)
             used = 0
+            room = min(rooms[1], cap)
         used += cost
     return starts
 
@@ -119,44 +136,141 @@ def render_part(part: TablePart, fmt: TableFormat) -> tuple[str, str, str]:
     The part's rows are the header rows followed by its data rows; ``text`` starts
     with the caption on its own line in the table's first piece.
     """
-    unit = part.table
-    markdown = _body(unit, part.row_start, part.row_end, "markdown")
-    html = _body(unit, part.row_start, part.row_end, "html")
-    body = markdown if fmt == "markdown" else html
-    text = f"{unit.caption}\n{body}" if part.first and unit.caption else body
-    return text, markdown, html
+    markdown = _body(part.table, part.row_start, part.row_end, "markdown")
+    html = _body(part.table, part.row_start, part.row_end, "html")
+    return _with_caption(part, markdown if fmt == "markdown" else html), markdown, html
+
+
+def part_text(part: TablePart, fmt: TableFormat) -> str:
+    """Return ``render_part(part, fmt)[0]``, the part's chunk text, rendering ``fmt`` only."""
+    return _with_caption(part, _body(part.table, part.row_start, part.row_end, fmt))
+
+
+def _with_caption(part: TablePart, body: str) -> str:
+    caption = part.table.caption
+    return f"{caption}\n{body}" if part.first and caption else body
 
 
 def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
     """Count, in one batch, what sizing the tables of ``units`` will cost.
 
-    Each table's whole text, its row lines, its frame and its context line with
-    the caption; only a speed-up (see :meth:`chunking.tokens.Meter.prefill`).
+    Each table's body (its lines, for an additive counter), its row lines and
+    frame otherwise, and its context line with the caption; only a speed-up (see
+    :meth:`chunking.tokens.Meter.prefill`).
     """
     fmt = budget.opts.table_format
+    meter = budget.meter
     texts: list[str] = []
     for unit in units:
         if not isinstance(unit, TableUnit) or not unit.rows:
             continue
-        whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
-        texts.append(render_part(whole, fmt)[0])
-        texts.extend(_row_text(row, fmt) for row in unit.rows)
-        texts.append(_frame_text(fmt, max(len(r) for r in unit.rows)))
+        lines = _markdown_lines(unit) if fmt == "markdown" and meter.additive else None
+        if lines is not None:
+            texts.extend([*lines.head, lines.frame, *lines.data])
+        else:
+            whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
+            texts.append(part_text(whole, fmt))
+            texts.extend(_row_text(row, fmt) for row in unit.rows)
+            texts.append(_frame_text(fmt, max(len(r) for r in unit.rows)))
         if unit.caption:
             texts.append(unit.caption)
             texts.append("\n".join(context_lines(budget.title, unit.path, unit.caption)))
-    budget.meter.prefill(texts)
+    meter.prefill(texts)
 
 
 def _body(unit: TableUnit, row_start: int, row_end: int, fmt: TableFormat) -> str:
+    # Rendered once per (rows, format). A part of a table is cut from the whole
+    # table's rendering where that is byte-identical to rendering the part: HTML
+    # rows are independent of each other; Markdown rows are too when the table is
+    # rectangular and has a header row (else the part's first row or its width
+    # would differ).
     key = (row_start, row_end, fmt)
     body = unit.renders.get(key)
+    if body is not None:
+        return body
+    data_count = len(unit.rows) - unit.header_rows
+    h = unit.header_rows
+    if fmt == "markdown" and (row_start, row_end) != (0, data_count):
+        lines = _markdown_lines(unit)
+        if lines is not None:
+            body = lines.part(row_start, row_end)
+    elif fmt == "html" and (row_start, row_end) != (0, data_count):
+        whole = _body(unit, 0, data_count, "html")
+        rows = whole[len("<table>") : -len("</table>")].split("</tr>")[:-1]
+        if len(rows) == len(unit.rows):
+            kept = rows[:h] + rows[h + row_start : h + row_end]
+            body = "<table>" + "".join(r + "</tr>" for r in kept) + "</table>"
     if body is None:
-        header = unit.rows[: unit.header_rows]
-        rows = header + unit.rows[unit.header_rows + row_start : unit.header_rows + row_end]
+        rows_of_part = unit.rows[:h] + unit.rows[h + row_start : h + row_end]
         render = table_to_markdown if fmt == "markdown" else table_to_html
-        body = unit.renders[key] = render(rows, unit.header_rows)
+        body = render(rows_of_part, h)
+    unit.renders[key] = body
     return body
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownLines:
+    """A rectangular table's Markdown, line by line: any part is a selection of lines.
+
+    ``head`` is the header line (empty without header rows: then each part's first
+    row is rendered as its header, and that line reads the same as the row's own);
+    ``data`` holds one line per data row.
+    """
+
+    head: tuple[str, ...]
+    frame: str
+    data: tuple[str, ...]
+
+    def part(self, row_start: int, row_end: int) -> str:
+        """Return the Markdown of data rows ``[row_start, row_end)`` under the header."""
+        if self.head:
+            lines = [*self.head, self.frame, *self.data[row_start:row_end]]
+        else:
+            lines = [self.data[row_start], self.frame, *self.data[row_start + 1 : row_end]]
+        return "\n".join(lines)
+
+
+def _markdown_lines(unit: TableUnit) -> MarkdownLines | None:
+    """Return the whole table's Markdown as :class:`MarkdownLines` (cached on the unit).
+
+    ``None`` for ragged rows (a part's column count, and so its padding, may
+    differ from the whole table's) or when the lines do not come out one per row.
+    """
+    if "markdown" not in unit.memo:
+        found: MarkdownLines | None = None
+        if len({len(r) for r in unit.rows}) == 1:
+            data_count = len(unit.rows) - unit.header_rows
+            lines = _body(unit, 0, data_count, "markdown").split("\n")
+            if len(lines) == len(unit.rows) + 1 - max(unit.header_rows - 1, 0):
+                if unit.header_rows:
+                    found = MarkdownLines((lines[0],), lines[1], tuple(lines[2:]))
+                else:
+                    found = MarkdownLines((), lines[1], (lines[0], *lines[2:]))
+                if len(found.data) != data_count:
+                    found = None
+        unit.memo["markdown"] = found
+    return unit.memo["markdown"]
+
+
+def part_cost(part: TablePart, fmt: TableFormat, meter: Meter) -> int:
+    """Tokens of :func:`part_text` (summed from cached line costs when that is exact)."""
+    lines = _markdown_lines(part.table) if fmt == "markdown" and meter.additive else None
+    if lines is None:
+        return meter.cost(part_text(part, fmt))
+    caption = part.table.caption
+    total = meter.cost(caption) if part.first and caption else 0
+    total += sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
+    return total + sum(meter.cost(line) for line in lines.data[part.row_start : part.row_end])
+
+
+def prefill_parts(parts: Iterable[TablePart], budget: Budget) -> None:
+    """Count, in one batch, the texts :func:`part_cost` will need for ``parts``."""
+    fmt, meter = budget.opts.table_format, budget.meter
+    meter.prefill(
+        part_text(p, fmt)
+        for p in parts
+        if not (fmt == "markdown" and meter.additive and _markdown_lines(p.table) is not None)
+    )
 
 
 def _row_cost(row: tuple[str, ...], fmt: TableFormat, meter: Meter) -> int:

@@ -9,8 +9,12 @@ track all-MiniLM-L6-v2's closely on English text and err on the high side elsewh
 per document (cached), and splits texts between words using per-word costs (also
 cached). Costs of texts joined by whitespace add up exactly for WordPiece
 tokenizers (they never merge across whitespace) and approximately for others.
-Final chunk sizes are always checked with the real ``count`` of the finished
-``embed_text``.
+The texts known up front (element texts, table lines) are counted in one batch;
+with an *additive* counter (see ``TokenCounter``) any other text (a sentence
+fragment, a context line) costs the sum of its words' cached costs, so the
+tokenizer sees only the words not seen yet. Otherwise each distinct text is
+counted, and final chunk sizes are checked with the real ``count`` of the
+finished ``embed_text``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from chunking.models import TokenCounter
 # symbols are one WordPiece token each after BERT pre-tokenisation).
 _PRETOKEN = re.compile(r"[^\W_]+|[^\w\s]|_", re.UNICODE)
 _WORD = re.compile(r"\S+")
+# Characters ``str.split`` treats as whitespace but BERT does not (it deletes the
+# control characters and keeps the line/paragraph separators inside a word): a
+# text holding one is counted whole, never as the sum of its split words.
+_NOT_BERT_SPACE = re.compile("[\x0b\x0c\x1c-\x1f\x85\u2028\u2029]")
 
 
 class ApproxTokenCounter:
@@ -82,8 +90,8 @@ class Meter:
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.base = counter.count("")
-        self._cache: dict[str, int] = {}
-        self._texts: dict[str, int] = {}
+        self._cache: dict[str, int] = {}  # word -> cost
+        self._texts: dict[str, int] = {}  # text -> cost
         self._trusted = 0  # exact estimates in a row; -1 once one was wrong
         self.additive = getattr(counter, "additive", False) is True
         many = getattr(counter, "count_many", None)
@@ -127,22 +135,36 @@ class Meter:
         stop = len(text) if end is None else end
         matches = list(_WORD.finditer(text, start, stop))
         if self._many is not None:
-            todo = list(dict.fromkeys(m.group() for m in matches if m.group() not in self._cache))
-            for word, count in zip(todo, self._many(todo) if todo else [], strict=True):
-                self._cache[word] = max(count - self.base, 0)
+            self._count_words(m.group() for m in matches)
         return [(m.start(), m.end(), self.word_cost(m.group())) for m in matches]
 
     def cost(self, text: str) -> int:
-        """Tokens of ``text`` without the special tokens (one counter call per distinct text).
+        """Tokens of ``text`` without the special tokens (cached per distinct text).
 
         Exact for WordPiece; for other tokenizers the costs of texts joined by
         whitespace add up approximately (the final check uses :meth:`exact`).
         """
         cost = self._texts.get(text)
         if cost is None:
-            cost = max(self.counter.count(text) - self.base, 0) if text.strip() else 0
+            if not self.additive or _NOT_BERT_SPACE.search(text) is not None:
+                cost = max(self.counter.count(text) - self.base, 0) if text.strip() else 0
+            else:
+                words = text.split()
+                if self._many is not None:
+                    self._count_words(words)
+                cache = self._cache
+                cost = sum(cache[w] if w in cache else self.word_cost(w) for w in words)
             self._texts[text] = cost
         return cost
+
+    def _count_words(self, words: Iterable[str]) -> None:
+        # One batched count of the distinct words not in the cache yet.
+        assert self._many is not None
+        cache = self._cache
+        todo = [w for w in dict.fromkeys(words) if w not in cache]
+        if todo:
+            for word, count in zip(todo, self._many(todo), strict=True):
+                cache[word] = max(count - self.base, 0)
 
     def measure(self, text: str, estimate: int, limit: int) -> int:
         """Tokens of a finished chunk text whose additive ``estimate`` is known.

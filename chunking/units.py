@@ -14,8 +14,8 @@ assigns each unit the index of the section it belongs to.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
 
 from chunking.models import ChunkOptions
 from chunking.navigation import navigation_orders
@@ -40,13 +40,13 @@ _KIND_BY_TYPE: dict[str, PieceKind] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
+class Piece(NamedTuple):
     """A verbatim span ``source[start:end]`` of one prose element.
 
     ``path`` is the heading path the span sits under; for a heading it includes the
     heading itself (so a chunk opening with a heading is labelled with it).
     ``section`` is the index of the section (see :func:`iter_units`).
+    Immutable (a named tuple: a document has thousands, and they are built fast).
     """
 
     source: str
@@ -65,7 +65,7 @@ class Piece:
 
     def span(self, start: int, end: int) -> Piece:
         """Return the same element, narrowed to ``source[start:end]``."""
-        return replace(self, start=start, end=end)
+        return self._replace(start=start, end=end)
 
     @property
     def whole(self) -> bool:
@@ -89,6 +89,9 @@ class TableUnit:
     renders: dict[tuple[int, int, str], str] = field(
         default_factory=dict, compare=False, hash=False, repr=False
     )
+    #: Values derived from the table once per run (its ID, its Markdown lines);
+    #: see :mod:`chunking.tables`.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,25 +135,25 @@ def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit
     captions = table_captions(items)
     attached = {c.order for c in captions.values()}
     section = 0
+    level = opts.section_level
     for el in items:
         if el.order in attached:
             continue
-        if el.is_heading and (el.type == "title" or (el.level or 1) <= opts.section_level):
+        kind = el.type
+        if (kind == "heading" and (el.level or 1) <= level) or kind == "title":
             section += 1
-        if el.type == "table":
+        if kind == "table":
             yield _table_unit(el, captions.get(el.order), section)
-        elif el.text.strip():
-            path = el.heading_path + ((_clean(el.text),) if el.is_heading else ())
-            yield Piece(
-                source=el.text,
-                start=_lead(el.text),
-                end=_trail(el.text),
-                kind=_KIND_BY_TYPE[el.type],
-                order=el.order,
-                page=el.page,
-                path=path,
-                section=section,
-            )
+            continue
+        text = el.text
+        trimmed = text.strip()
+        if not trimmed:
+            continue
+        start = 0 if trimmed is text else len(text) - len(text.lstrip())
+        path = el.heading_path + (" ".join(trimmed.split()),) if el.is_heading else el.heading_path
+        yield Piece(
+            text, start, start + len(trimmed), _KIND_BY_TYPE[kind], el.order, el.page, path, section
+        )
 
 
 def table_captions(items: list[Element]) -> dict[int, Element]:

@@ -99,3 +99,43 @@ def test_a_real_caption_wins_over_a_title_line() -> None:
     )
     [table] = [c for c in chunks if c.type == "table"]
     assert table.caption == "Table 1. Sizes"
+
+
+_cell = st.text(alphabet=st.sampled_from("ab |\n\t<>&\"'x1"), max_size=6)
+
+
+@given(
+    width=st.integers(1, 4),
+    header_rows=st.integers(0, 2),
+    data=st.data(),
+)
+def test_table_parts_render_like_their_rows_alone(width: int, header_rows: int, data) -> None:
+    """A part cut from the whole table's rendering equals rendering the part's rows."""
+    from chunking.tables import _body
+    from chunking.units import TableUnit
+    from parsers.elements import table_to_html, table_to_markdown
+
+    n = data.draw(st.integers(header_rows + 1, header_rows + 6))
+    ragged = data.draw(st.booleans())
+    rows = tuple(
+        tuple(
+            data.draw(_cell) for _ in range(data.draw(st.integers(1, width)) if ragged else width)
+        )
+        for _ in range(n)
+    )
+    unit = TableUnit(
+        element=el("table", "x", rows=rows, header_rows=header_rows),
+        rows=rows,
+        header_rows=header_rows,
+        caption=None,
+        caption_order=None,
+        path=(),
+        section=0,
+    )
+    count = n - header_rows
+    start = data.draw(st.integers(0, count - 1))
+    end = data.draw(st.integers(start + 1, count))
+    part_rows = rows[:header_rows] + rows[header_rows + start : header_rows + end]
+    _body(unit, 0, count, "markdown")  # the whole table first, as chunking does
+    assert _body(unit, start, end, "markdown") == table_to_markdown(part_rows, header_rows)
+    assert _body(unit, start, end, "html") == table_to_html(part_rows, header_rows)

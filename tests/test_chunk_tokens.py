@@ -147,3 +147,37 @@ def test_batched_counter_is_called_per_document_not_per_element():
         assert counter.single_calls <= 5
         assert counter.batch_calls <= 4
         assert all(c.token_count == TOY.count(c.embed_text) for c in chunks)
+
+
+def test_additive_meter_is_exact_on_texts_with_unusual_separators():
+    """Texts holding characters Python splits at but BERT may not are counted whole."""
+    counter = BatchCounter(TOY, additive=True)
+    meter = Meter(counter)
+    texts = [
+        "data\x0cvalue table",
+        "the\u2028table of growth",
+        "model\x1cvalue",
+        "growth\x85section data",
+        "plain revenue table",
+    ]
+    meter.prefill(texts)
+    for text in texts:
+        assert meter.cost(text) + meter.base == TOY.count(text)
+    fresh = Meter(BatchCounter(TOY, additive=True))
+    assert [fresh.cost(t) + fresh.base for t in texts] == [TOY.count(t) for t in texts]
+
+
+@pytest.mark.skipif(not MINILM_TOKENIZER.is_file(), reason="MiniLM model folder not built yet")
+def test_default_embedder_batch_counts_equal_single_counts(corpus):
+    """``count_many`` (word-level, with its vocabulary fast path) equals ``count``."""
+    from parsers import parse_document
+    from storage.config import EmbedderConfig
+    from storage.embedders import make_embedder
+
+    embedder = make_embedder(EmbedderConfig())
+    doc = parse_document(corpus / "redp5110_sampled.pdf")
+    texts = [e.text for e in doc.elements if e.text.strip()][:400]
+    words = sorted({w for t in texts for w in t.split()})
+    tricky = ["[CLS]", "x[SEP]y", "[mask]s", "a" * 120, "ÉCOLE", "naïve", "東京", "don't", "##ing"]
+    sample = texts + words + tricky
+    assert embedder.count_many(sample) == [embedder.count(t) for t in sample]

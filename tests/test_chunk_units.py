@@ -351,3 +351,93 @@ def test_a_lead_in_ending_with_a_colon_stays_with_what_it_introduces():
     chunks = chunk(doc, max_tokens=60)
     [lead] = [c for c in chunks if "as follows:" in c.text]
     assert "> x <- matrix(0, n, b)" in lead.text
+
+
+def test_short_sibling_sections_share_a_chunk_but_not_across_parents():
+    doc = make_doc(
+        [
+            el("heading", "1 Alpha", level=1),
+            el("paragraph", words(40, "intro")),
+            el("heading", "1.1 One", level=2),
+            el("paragraph", words(30, "one")),
+            el("heading", "1.2 Two", level=2),
+            el("paragraph", words(30, "two")),
+            el("heading", "2 Beta", level=1),
+            el("heading", "2.1 Three", level=2),
+            el("paragraph", words(30, "three")),
+        ]
+    )
+    chunks = chunk(doc, max_tokens=300, target_tokens=250, min_tokens=0)
+    # 1.1 and 1.2 (each under half the target) pack together under "1 Alpha";
+    # "2.1 Three" stays out of chapter 1.
+    [both] = [c for c in chunks if "one0" in c.text]
+    assert "two0" in both.text and "three0" not in both.text
+    assert both.heading_path == ("1 Alpha",)
+    assert both.text.index("1.1 One") < both.text.index("one0") < both.text.index("1.2 Two")
+    assert all(c.heading_path[0] == "2 Beta" for c in chunks if "three0" in c.text)
+
+
+def test_an_empty_section_joins_a_neighbour_even_at_the_top_level():
+    doc = make_doc(
+        [
+            el("title", "Guide"),
+            el("paragraph", words(20, "cover")),
+            el("heading", "Table of Contents", level=1),
+            el("heading", "1 Alpha", level=1),
+            el("paragraph", words(20, "alpha")),
+        ],
+        title="Guide",
+    )
+    chunks = chunk(doc, min_tokens=0)
+    assert not any(c.text == "Table of Contents" for c in chunks)
+    [holder] = [c for c in chunks if "Table of Contents" in c.text]
+    assert "cover0" in holder.text and "alpha0" not in holder.text
+
+
+def test_a_chapter_heading_is_packed_with_its_first_subsection():
+    doc = make_doc(
+        [
+            el("heading", "1 Chapter", level=1),
+            el("heading", "1.1 Part", level=2),
+            *[el("paragraph", words(60, f"p{i}x")) for i in range(4)],
+        ]
+    )
+    # The subsection alone needs two chunks at this size: the chapter heading opens
+    # the first of them instead of standing alone.
+    chunks = chunk(doc, max_tokens=200, target_tokens=200, min_tokens=0)
+    assert len(chunks) == 2
+    assert chunks[0].text.startswith("1 Chapter\n\n1.1 Part\n\n")
+    assert chunks[0].heading_path == ("1 Chapter", "1.1 Part")
+
+
+def test_a_heading_never_ends_a_chunk():
+    body = [el("paragraph", words(45, f"p{i}x")) for i in range(6)]
+    doc = make_doc(
+        [
+            el("heading", "1 A", level=1),
+            *body[:3],
+            el("heading", "1.0.1 Deep", level=4),  # below section_level: packed in the section
+            *body[3:],
+        ]
+    )
+    chunks = chunk(doc, max_tokens=120, min_tokens=0)
+    assert len(chunks) > 2
+    for c in chunks:
+        assert not c.text.endswith("1.0.1 Deep")
+
+
+def test_parent_chunk_holds_a_folded_chapter_heading():
+    doc = make_doc(
+        [
+            el("heading", "1 Chapter", level=1),
+            el("heading", "1.1 Part", level=2),
+            *[el("paragraph", words(60, f"p{i}x")) for i in range(4)],
+        ]
+    )
+    chunks = chunk(doc, max_tokens=200, target_tokens=200, min_tokens=0, parent_chunks=True)
+    parents = {c.id: c for c in chunks if c.type == "section"}
+    children = [c for c in chunks if c.type != "section"]
+    assert children[0].text.startswith("1 Chapter")
+    for child in children:
+        assert child.parent_id in parents
+        assert norm(child.text) in norm(parents[child.parent_id].text)

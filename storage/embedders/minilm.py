@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
+from tokenizers.models import WordPiece
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
@@ -258,7 +259,52 @@ def _splits_on_bert_whitespace(tokenizer: Tokenizer) -> bool:
     )
 
 
+# A lowercased printable-ASCII word, as BERT pre-tokenises it: runs of letters and
+# digits, and every other character (all ASCII punctuation to BERT) on its own.
+_ASCII_PRETOKEN = re.compile(r"[a-z0-9]+|[^a-z0-9]")
+
+
 def _pieces_per_word(tokenizer: Tokenizer, words: list[str]) -> list[int]:
+    """Word pieces of each whitespace-free word (exact, as ``encode`` counts them).
+
+    Printable-ASCII words take a fast path when the normaliser lowercases and the
+    model is WordPiece: each pre-token is one piece when it is a single character
+    (itself or ``[UNK]``) or in the vocabulary, else the model splits it (memoised
+    per pre-token). Words holding an added token's text (``[CLS]`` ...) and all
+    other words go through :func:`_encoded_pieces`. Chunking counts every distinct
+    word of a document here, so this is its main cost: the fast path is ~3x cheaper.
+    """
+    normalizer = tokenizer.normalizer
+    if not (
+        isinstance(tokenizer.model, WordPiece)
+        and isinstance(normalizer, BertNormalizer)
+        and normalizer.lowercase
+    ):
+        return _encoded_pieces(tokenizer, words)
+    added = sorted({t.content.lower() for t in tokenizer.get_added_tokens_decoder().values()})
+    special = re.compile("|".join(map(re.escape, added))) if added else None
+    token_id, split = tokenizer.token_to_id, tokenizer.model.tokenize
+    memo: dict[str, int] = {}
+    counts = [0] * len(words)
+    slow: list[int] = []
+    for index, word in enumerate(words):
+        lower = word.lower()
+        if not (word.isascii() and word.isprintable()) or (special and special.search(lower)):
+            slow.append(index)
+            continue
+        total = 0
+        for pre in (lower,) if lower.isalnum() else _ASCII_PRETOKEN.findall(lower):
+            n = memo.get(pre)
+            if n is None:
+                n = memo[pre] = 1 if len(pre) == 1 or token_id(pre) is not None else len(split(pre))
+            total += n
+        counts[index] = total
+    for index, n in zip(slow, _encoded_pieces(tokenizer, [words[i] for i in slow]), strict=True):
+        counts[index] = n
+    return counts
+
+
+def _encoded_pieces(tokenizer: Tokenizer, words: list[str]) -> list[int]:
     """Word pieces of each whitespace-free word, from one encode of them all.
 
     One call on the space-joined words costs half of a batch of tiny encodes; each
