@@ -19,11 +19,31 @@ text layer but no text raises ``EmptyDocumentError``.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+# PyMuPDF 2.x imports two optional add-ons as it loads: its layout analyser
+# (``pymupdf.layout``, whose import builds the ONNX layout sessions) and
+# pymupdf4llm (numpy, tabulate). Together about 1.5 s of CPU in every process,
+# paid even by ``fast`` parses that use neither. A ``None`` entry in
+# ``sys.modules`` makes PyMuPDF's own guarded imports skip them; the entries are
+# removed right after, so ``parsers.pdf_model`` imports (and activates) the
+# analyser the first time a page needs it, and ``import pymupdf4llm`` still
+# works. (PyMuPDF's ``to_markdown`` shortcut then reports pymupdf4llm as absent:
+# call ``pymupdf4llm`` directly.) No effect when PyMuPDF is already loaded.
+if "pymupdf" not in sys.modules:
+    _DEFERRED: tuple[str, ...] = ("pymupdf.layout", "pymupdf4llm")
+    for _name in _DEFERRED:
+        sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
+else:
+    _DEFERRED = ()
 import pymupdf
 
+if _DEFERRED:
+    for _name in _DEFERRED:
+        if sys.modules.get(_name, pymupdf) is None:
+            del sys.modules[_name]
 from parsers.document import ParsedDocument, ParseOptions, file_sha1
 from parsers.elements import Element
 from parsers.errors import (
@@ -37,8 +57,8 @@ from parsers.errors import (
 from parsers.pdf_blocks import PageContext
 from parsers.pdf_model import model_available
 from parsers.pdf_page import Route, parse_page
-from parsers.pdf_profile import PdfProfile, build_profile
-from parsers.pdf_text import join_lines
+from parsers.pdf_profile import PdfProfile, build_profile, sample_document
+from parsers.pdf_text import Line, join_lines
 from parsers.structure import finalize
 
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”")
@@ -48,6 +68,10 @@ _BAD_TITLE = re.compile(
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)
+# Character boxes without MuPDF's ascender/descender corrections (tight boxes):
+# pymupdf4llm switches this on when it is imported, so every measurement and test
+# of these heuristics ran with it; say so here rather than depend on that import.
+pymupdf.TOOLS.unset_quad_corrections(True)
 
 
 def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
@@ -109,11 +133,14 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         warnings: list[str] = []
         if doc.is_repaired:
             warnings.append("file was damaged; MuPDF repaired its structure")
-        use_model_any = opts.mode != "fast" and model_available()
+        # ``auto`` finds out whether the model runs on the first page that needs
+        # it (loading it costs about a second; plain documents never do), and
+        # falls back to the heuristics there; ``accurate`` checks up front to warn.
+        use_model_any = opts.mode == "auto" or (opts.mode == "accurate" and model_available())
         if opts.mode == "accurate" and not use_model_any:
             warnings.append("layout model unavailable; used heuristics on every page")
-        profile = build_profile(doc)
-        pages = _iter_pages(doc, path, profile, opts, first, last, warnings, use_model_any)
+        profile, sampled = sample_document(doc, keep=range(first - 1, last))
+        pages = _iter_pages(doc, path, profile, sampled, opts, first, last, warnings, use_model_any)
         elements = finalize(join_continuations(pages))
         title = _title(doc, elements)
         page_count = doc.page_count
@@ -137,6 +164,7 @@ def _iter_pages(
     doc: pymupdf.Document,
     path: Path,
     profile: PdfProfile,
+    sampled: dict[int, list[Line]],
     opts: ParseOptions,
     first: int,
     last: int,
@@ -160,6 +188,8 @@ def _iter_pages(
             headings=profile.headings,
             outline=outline,
             list_stack=list_stack,
+            # Popped, so each sampled page's lines are released once parsed.
+            lines=sampled.pop(pno, None),
         )
         route: Route = "heuristic"
         if use_model_any:

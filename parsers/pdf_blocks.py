@@ -63,7 +63,12 @@ class TextRegion:
 
 @dataclass
 class PageContext:
-    """Per-page facts the classifier needs; ``list_stack`` carries list indents."""
+    """Per-page facts the classifier needs.
+
+    ``list_stack`` carries list indents from page to page; ``lines`` holds the
+    page's text lines when they were already extracted (the profile sample), so
+    the page is not read twice.
+    """
 
     page: int
     page_height: float
@@ -71,6 +76,7 @@ class PageContext:
     headings: HeadingModel
     outline: OutlineIndex | None
     list_stack: list[float] = field(default_factory=list)
+    lines: list[Line] | None = None
 
 
 def is_bulleted(text: str) -> bool:

@@ -10,7 +10,9 @@ levels as the whole document. Evidence, strongest first:
 2. Numbering: "2.3.1 Title" is level 3, "A.1 Title" level 2, "Chapter 4" level 1.
 3. Font style: heading styles (size, bold) ranked from largest to smallest; a
    style whose numbered headings mostly have depth d gets level d, so un-numbered
-   headings ("Abstract", "References") line up with their numbered siblings.
+   headings ("Abstract", "References") line up with their numbered siblings; a
+   regular style seen once beside a bold one of the same size shares its level
+   (:func:`rank_styles`).
    With an outline, styles learnt from matched entries give levels to headings
    the outline leaves out, but only to units in a display size (larger than the
    body) or with numbering: a body-size bold line the outline does not list is
@@ -221,8 +223,12 @@ def rank_styles(
 ) -> dict[Style, int]:
     """Assign a level to each heading style.
 
-    Styles are ranked largest first (bold before regular at equal size). A style
-    whose numbered headings mostly share a depth takes that depth; any other style
+    ``candidates`` counts the heading-shaped units of each style. Styles are
+    ranked largest first (bold before regular at equal size). A style whose
+    numbered headings mostly share a depth takes that depth. A regular style used
+    by a single unit at the size of a bold heading style takes that style's level:
+    one unit (a subtitle, a tagline) is not a level of the hierarchy, and ranking
+    it as one would push every smaller heading a level too deep. Any other style
     sits one level below the deepest larger style.
     """
     ranked = sorted(candidates, key=lambda s: (-s[0], not s[1]))
@@ -230,8 +236,14 @@ def rank_styles(
     deepest = 0
     for style in ranked:
         votes = numbered_depths.get(style)
-        # Without numbering: one below the deepest larger style (dense ranking).
-        level = max(votes, key=lambda d: (votes[d], -d)) if votes else deepest + 1
+        bold_twin = (style[0], True)
+        if votes:
+            level = max(votes, key=lambda d: (votes[d], -d))
+        elif not style[1] and candidates[style] == 1 and bold_twin in levels:
+            level = levels[bold_twin]
+        else:
+            # Without numbering: one below the deepest larger style (dense ranking).
+            level = deepest + 1
         deepest = max(deepest, level)
         levels[style] = min(level, MAX_LEVEL)
     return levels

@@ -5,6 +5,9 @@ documents, ``SAMPLE_PAGES`` evenly spaced pages of long ones) and never depends 
 which page range is being parsed. Parsing pages 1-100 and 101-400 separately and
 joining the parts with ``parsers.structure.finalize`` therefore yields the same
 heading levels and furniture decisions as parsing the whole file.
+
+The sampled pages' lines can be handed back (:func:`sample_document`) so that the
+page loop does not extract those pages a second time.
 """
 
 from __future__ import annotations
@@ -81,6 +84,18 @@ def is_heading_shaped(unit: list[Line]) -> bool:
 
 def build_profile(doc: pymupdf.Document) -> PdfProfile:
     """Compute the profile of an opened document (reads the sampled pages once)."""
+    return sample_document(doc)[0]
+
+
+def sample_document(
+    doc: pymupdf.Document, keep: range = range(0)
+) -> tuple[PdfProfile, dict[int, list[Line]]]:
+    """Compute the profile; also return the lines of the sampled pages in ``keep``.
+
+    ``keep`` holds 0-based page numbers (the range about to be parsed); the
+    returned dict maps each sampled page among them to its extracted lines, which
+    are exactly what :func:`~parsers.pdf_text.extract_lines` returns for it.
+    """
     toc = doc.get_toc(simple=True)
     # One or two bookmarks (a paper's title) say nothing about section structure.
     outline = OutlineIndex.from_toc(toc) if len(toc) >= MIN_OUTLINE_ENTRIES else OutlineIndex()
@@ -139,9 +154,10 @@ def build_profile(doc: pymupdf.Document) -> PdfProfile:
         # Trust the outline only when its titles are actually found in the text.
         has_outline=bool(outline) and sum(sum(v.values()) for v in outline_votes.values()) >= 2,
     )
-    return PdfProfile(
+    profile = PdfProfile(
         headings=model, furniture=furniture, outline=outline, page_count=doc.page_count
     )
+    return profile, {pno: lines for pno, lines, _ in sampled if pno in keep}
 
 
 def _plain_body(style: Style, body: float) -> bool:

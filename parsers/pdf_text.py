@@ -63,6 +63,10 @@ class Line:
 
 def clean_text(text: str) -> str:
     """Normalise extracted text: NFKC (ligatures), no soft hyphens or controls, single spaces."""
+    # Printable ASCII is already NFKC and holds no control or exotic space: only
+    # runs of plain spaces can need work (most lines of most documents).
+    if text.isascii() and text.isprintable():
+        return _SPACES.sub(" ", text) if "  " in text else text
     text = unicodedata.normalize("NFKC", text)
     text = _CONTROL.sub("", text)
     return _SPACES.sub(" ", text)
@@ -78,45 +82,60 @@ def _font_traits(font: str, flags: int) -> tuple[bool, bool]:
 
 
 def _line_from_spans(spans: list[dict], block: int) -> Line | None:
-    weights: dict[float, int] = {}
+    """Build one line from MuPDF spans; None when it holds no visible character.
+
+    Character counts weigh the font facts. MuPDF starts a new span at every
+    synthetic space, so a line of a TeX document is dozens of spans in a handful
+    of fonts: consecutive spans in one font, flags and size are counted as one
+    run, and the font facts are looked up once per run.
+    """
     texts: list[str] = []
-    bold = mono = total = 0
-    first_bold: bool | None = None
-    x0 = y0 = float("inf")
-    x1 = y1 = float("-inf")
+    boxes: list[tuple[float, float, float, float]] = []
+    runs: list[tuple[str, int, float, int]] = []
+    key: tuple[str, int, float] | None = None
+    run = 0
     for s in spans:
-        raw = s.get("text", "")
-        n = len(raw.strip())
+        raw = s["text"]
         if not raw:
             continue
         texts.append(raw)
+        n = len(raw.strip())
         if not n:
             continue
-        b, m = _font_traits(s.get("font", ""), s.get("flags", 0))
-        if first_bold is None:
-            first_bold = b
-        size = round(float(s["size"]), 1)
-        weights[size] = weights.get(size, 0) + n
-        total += n
-        bold += n if b else 0
-        mono += n if m else 0
-        bx0, by0, bx1, by1 = s["bbox"]
-        x0, y0, x1, y1 = min(x0, bx0), min(y0, by0), max(x1, bx1), max(y1, by1)
-    if not total:
+        boxes.append(s["bbox"])
+        k = (s["font"], s["flags"], s["size"])
+        if k == key:
+            run += n
+            continue
+        if key is not None:
+            runs.append((*key, run))
+        key, run = k, n
+    if key is None:
         return None
+    runs.append((*key, run))
     raw_text = "".join(texts)
     text = clean_text(raw_text).strip()
     if not text:
         return None
+    weights: dict[float, int] = {}
+    bold = mono = total = 0
+    for font, flags, size, n in runs:
+        b, m = _font_traits(font, flags)
+        rounded = round(float(size), 1)
+        weights[rounded] = weights.get(rounded, 0) + n
+        total += n
+        bold += n if b else 0
+        mono += n if m else 0
+    x0s, y0s, x1s, y1s = zip(*boxes, strict=True)
     return Line(
         text=text,
-        bbox=(x0, y0, x1, y1),
+        bbox=(min(x0s), min(y0s), max(x1s), max(y1s)),
         size=max(weights, key=lambda k: weights[k]),
         bold=bold * 2 > total,
         mono=mono * 2 > total,
         block=block,
         chars=total,
-        first_bold=bool(first_bold),
+        first_bold=_font_traits(runs[0][0], runs[0][1])[0],
         indent=len(raw_text) - len(raw_text.lstrip(" ")),
     )
 
