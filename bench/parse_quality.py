@@ -10,7 +10,8 @@ with the shared functions in :mod:`bench.groundtruth`:
 - tables: precision / recall (matched by cell-text overlap) and shape agreement
   (rows x cols equal to the ground truth's, share of matched tables);
 - text: unigram and bigram token F1 against the ground-truth Markdown;
-- furniture: GT running headers/footers found in body text (leaked / total).
+- furniture: GT running headers/footers found in body text more often than the GT
+  body itself holds their text (leaked / total).
 
 Groups are scored separately: ``pdf`` and ``docx`` (docling ground truth) and
 ``outline`` (the long PDFs' bookmarks; recall is the meaningful number there).
@@ -92,7 +93,8 @@ class Tally:
             reference = markdown_body_text(gt.markdown)
             self.text_f1.append(token_f1("\n".join(body), reference))
             self.bigram_f1.append(token_f1("\n".join(body), reference, n=2))
-        leaked, total = furniture_leaks(body, gt.furniture)
+        gt_body = [text for _, text in gt.stream]
+        leaked, total = furniture_leaks(body, gt.furniture, gt_body)
         self.leaked += leaked
         self.furniture += total
 

@@ -12,6 +12,12 @@ the outermost lines there, and either
 - (top band only) it is a short line in a smaller font than the body, set apart
   above the text: the running header of a one-page excerpt, where repetition
   cannot be observed. The bottom band has no such rule, so footnotes stay body.
+
+Outside the bands, only a bare page number or a document code ("REDP-5110-00",
+"SF-424") qualifies: the outermost line of the page, alone on its row, well apart
+from the text and within ``NUMBER_BAND`` of the edge (a letter-size layout printed
+on A4 leaves a bottom margin wider than the band; cover pages set their codes
+high).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ TOP_BAND = 0.14
 BOTTOM_BAND = 0.14
 #: How many outermost lines of each band are candidates.
 MAX_BAND_LINES = 3
+#: Wider band in which a lone, set-apart page number or document code still counts.
+NUMBER_BAND = 0.25
 
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(
@@ -37,6 +45,9 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 
+
+# A document or form code: one token of capitals and digits, with a digit.
+_CODE = re.compile(r"^(?=\S*\d)[A-Z0-9][A-Z0-9./\-–]{3,30}$")
 
 # A page number ending a short line: "Chapter 2. Roles 11". (Not a leading number:
 # footnotes start with their marker.)
@@ -113,7 +124,42 @@ class FurnitureModel:
                 and _set_apart(line, lines, band)
             ):
                 out[i] = band
+        outer = outer_marker(lines, page_height)
+        if outer is not None and outer[0] not in out:
+            out[outer[0]] = outer[1]
         return out
+
+
+def outer_marker(lines: Sequence[Line], page_height: float) -> tuple[int, Band] | None:
+    """Return ``(index, band)`` of a page number or code at the page edge outside the band.
+
+    The line must be the bottom-most (or top-most) of the page, within
+    ``NUMBER_BAND`` of that edge, alone on its row and separated from the nearest
+    text by more than 1.5 times its height: a number in running text, a table or a
+    list has neighbours on its row or close above or below it.
+    """
+    if len(lines) < 2:
+        return None
+    by_top = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
+    edges: tuple[tuple[int, Band], ...] = ((by_top[-1], "bottom"), (by_top[0], "top"))
+    for i, band in edges:
+        line = lines[i]
+        if not (is_page_number(line.text) or _CODE.match(line.text.strip())):
+            continue
+        if band == "bottom" and line.bbox[1] < (1 - NUMBER_BAND) * page_height:
+            continue
+        if band == "top" and line.bbox[3] > NUMBER_BAND * page_height:
+            continue
+        others = [ln for j, ln in enumerate(lines) if j != i]
+        if any(ln.bbox[1] < line.bbox[3] and ln.bbox[3] > line.bbox[1] for ln in others):
+            continue  # shares its row with other text
+        if band == "bottom":
+            gap = line.bbox[1] - max(ln.bbox[3] for ln in others)
+        else:
+            gap = min(ln.bbox[1] for ln in others) - line.bbox[3]
+        if gap > 1.5 * line.height:
+            return i, band
+    return None
 
 
 def _set_apart(line: Line, lines: Sequence[Line], band: Band) -> bool:

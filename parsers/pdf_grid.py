@@ -8,9 +8,13 @@ separated by wide gaps:
 1. rows = lines grouped by vertical centre;
 2. column starts = left edges (6 pt bins) shared by at least ``MIN_ROWS`` rows
    that have ``MIN_COLS`` or more pieces;
-3. a table = a run of consecutive rows whose pieces start on those columns; a
-   one-piece row indented under a column continues the previous row's cell;
-4. the first row is a header when it is bold or upper case.
+3. a table = a run of consecutive rows whose pieces fall in distinct columns,
+   all but one of them on a column start (centred or right-aligned cells start
+   inside their column); a one-piece row indented under a column continues the
+   previous row's cell;
+4. the first row is a header when it is bold or upper case; a bold or upper-case
+   row right above the run with one label per column is its header even when its
+   labels are centred over the columns rather than aligned with them.
 
 It is cheap (pure Python over lines already extracted) and conservative: fewer
 than ``MIN_ROWS`` multi-piece rows or ``MIN_COLS`` columns yield nothing.
@@ -29,7 +33,8 @@ MIN_COLS = 3
 _BIN = 6.0
 
 
-def _rows(lines: Sequence[Line]) -> list[list[Line]]:
+def visual_rows(lines: Sequence[Line]) -> list[list[Line]]:
+    """Group lines into rows by vertical centre, top to bottom, each row left to right."""
     rows: list[list[Line]] = []
     for ln in sorted(lines, key=lambda ln: ((ln.bbox[1] + ln.bbox[3]) / 2, ln.bbox[0])):
         centre = (ln.bbox[1] + ln.bbox[3]) / 2
@@ -45,7 +50,13 @@ def _column_starts(rows: list[list[Line]]) -> list[float]:
     for row in rows:
         if len(row) >= MIN_COLS:
             votes.update({round(ln.bbox[0] / _BIN) for ln in row})
-    return sorted(b * _BIN for b, n in votes.items() if n >= MIN_ROWS)
+    starts: list[float] = []
+    for x in sorted(b * _BIN for b, n in votes.items() if n >= MIN_ROWS):
+        # Starts one bin apart are one column whose cells are centred or
+        # right-aligned ("06" under "01-05"), not two columns.
+        if not starts or x - starts[-1] > 2 * _BIN:
+            starts.append(x)
+    return starts
 
 
 def _column_of(x: float, starts: list[float]) -> int | None:
@@ -58,33 +69,73 @@ def _column_of(x: float, starts: list[float]) -> int | None:
 
 def find_grid_tables(lines: Sequence[Line], page_no: int) -> list[Element]:
     """Return unruled tables found on a page's lines (``order`` 0)."""
-    rows = _rows(lines)
+    rows = visual_rows(lines)
     starts = _column_starts(rows)
     if len(starts) < MIN_COLS:
         return []
     tables: list[Element] = []
     run: list[list[Line]] = []
+    before: list[Line] = []  # the row just above the run: a header set apart?
     for row in rows + [[]]:
-        aligned = len(row) >= 2 and all(
-            any(abs(ln.bbox[0] - s) <= _BIN for s in starts) for ln in row
-        )
         continuation = (
             len(row) == 1
             and bool(run)
             and row[0].bbox[0] > starts[0] + _BIN
             and row[0].bbox[1] - run[-1][-1].bbox[3] < 1.5 * row[0].height
         )
-        if aligned or continuation:
+        if _aligned(row, starts) or continuation:
             run.append(row)
             continue
-        table = _build(run, starts, page_no)
+        table = _build(run, starts, page_no, _header_above(before, run, starts))
         if table is not None:
             tables.append(table)
-        run = []
+        run, before = [], row
     return tables
 
 
-def _build(run: list[list[Line]], starts: list[float], page_no: int) -> Element | None:
+def _aligned(row: list[Line], starts: list[float]) -> bool:
+    """Tell whether a row's pieces sit in distinct columns, most on a column start.
+
+    Centred or right-aligned cells ("06" under "01-05") start inside their column
+    rather than on its start; two pieces on starts are enough to anchor the row.
+    """
+    if len(row) < 2:
+        return False
+    cols = [_column_of(ln.bbox[0], starts) for ln in row]
+    if None in cols or len(set(cols)) < len(cols):
+        return False
+    on_start = sum(1 for ln in row if any(abs(ln.bbox[0] - s) <= _BIN for s in starts))
+    return on_start >= min(2, len(row)) and on_start >= len(row) - 1
+
+
+def _header_above(before: list[Line], run: list[list[Line]], starts: list[float]) -> list[Line]:
+    """Return the row above the run when it is the run's header (else an empty list).
+
+    A header whose labels are centred over their columns ("LINE" over a column of
+    numbers) does not align with the data: it is taken when it is bold or upper
+    case, has one label per column of the run and sits right above it.
+    """
+    if not run or not before or _aligned(before, starts):
+        return []
+    cols = {_column_of(ln.bbox[0], starts) for r in run for ln in r} - {None}
+    gap = run[0][0].bbox[1] - max(ln.bbox[3] for ln in before)
+    tops = [r[0].bbox[1] for r in run]
+    pitch = sorted(b - a for a, b in zip(tops, tops[1:], strict=False))
+    # Headers are often set off by a blank line or two: allow about two row pitches.
+    reach = max(3 * before[0].height, 2 * pitch[len(pitch) // 2]) if pitch else 0.0
+    if (
+        len(before) == len(cols)
+        and all(ln.bold or ln.text.isupper() for ln in before)
+        and 0 <= gap < reach
+    ):
+        return before
+    return []
+
+
+def _build(
+    run: list[list[Line]], starts: list[float], page_no: int, header: list[Line]
+) -> Element | None:
+    """Build the table of a run of rows (``header``: a separate header row above, or empty)."""
     if sum(1 for r in run if len(r) >= MIN_COLS) < MIN_ROWS:
         return None
     used = sorted({c for r in run for ln in r if (c := _column_of(ln.bbox[0], starts)) is not None})
@@ -92,13 +143,15 @@ def _build(run: list[list[Line]], starts: list[float], page_no: int) -> Element 
         return None
     index = {c: i for i, c in enumerate(used)}
     grid: list[list[str]] = []
+    if len(header) == len(used):
+        grid.append([ln.text for ln in header])
     for row in run:
         cells = [""] * len(used)
         for ln in row:
             col = _column_of(ln.bbox[0], starts)
             if col in index:
                 cells[index[col]] = f"{cells[index[col]]} {ln.text}".strip()
-        if len(row) == 1 and grid:
+        if len(row) == 1 and len(grid) > (1 if header else 0):
             # An indented single piece continues the cell above it.
             for i, text in enumerate(cells):
                 if text:
@@ -106,13 +159,14 @@ def _build(run: list[list[Line]], starts: list[float], page_no: int) -> Element 
         else:
             grid.append(cells)
     rows = tuple(tuple(r) for r in grid)
-    first = run[0]
-    header = 1 if all(ln.bold or ln.text.isupper() for ln in first) and len(rows) > 1 else 0
+    first = header or run[0]
+    header_rows = 1 if all(ln.bold or ln.text.isupper() for ln in first) and len(rows) > 1 else 0
+    pieces = [*header, *(ln for r in run for ln in r)]
     bbox: BBox = (
-        min(ln.bbox[0] for r in run for ln in r),
-        min(ln.bbox[1] for r in run for ln in r),
-        max(ln.bbox[2] for r in run for ln in r),
-        max(ln.bbox[3] for r in run for ln in r),
+        min(ln.bbox[0] for ln in pieces),
+        min(ln.bbox[1] for ln in pieces),
+        max(ln.bbox[2] for ln in pieces),
+        max(ln.bbox[3] for ln in pieces),
     )
     return Element(
         type="table",
@@ -120,6 +174,6 @@ def _build(run: list[list[Line]], starts: list[float], page_no: int) -> Element 
         page=page_no,
         bbox=bbox,
         rows=rows,
-        header_rows=header,
+        header_rows=header_rows,
         order=0,
     )

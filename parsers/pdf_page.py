@@ -8,7 +8,9 @@ Two routes share every classifier:
   model's reading order.
 
 Tables come first on both routes: ruled tables (``find_tables``) on pages with
-rule evidence, unruled ones from aligned text (``parsers.pdf_grid``); the model
+rule evidence, contents and index pages from dot leaders (``parsers.pdf_leaders``),
+unruled ones from aligned text (``parsers.pdf_grid``, three or more columns;
+``parsers.pdf_pairs``, key/value pairs); the model
 route adds tables the model saw that neither found. :func:`page_is_complex`
 decides the route in ``auto`` mode from cheap signals.
 """
@@ -26,9 +28,11 @@ from parsers.elements import Element
 from parsers.pdf_blocks import PageContext, TextRegion, classify_region
 from parsers.pdf_grid import find_grid_tables
 from parsers.pdf_headings import demote_figure_labels, demote_label_runs
+from parsers.pdf_leaders import find_leader_tables
 from parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
 from parsers.pdf_ocr import looks_scanned, ocr_textpage, tessdata_dir
 from parsers.pdf_order import column_count, reading_order
+from parsers.pdf_pairs import find_pair_tables
 from parsers.pdf_profile import PdfProfile
 from parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
 from parsers.pdf_text import BBox, Line, extract_lines
@@ -104,7 +108,7 @@ def parse_page(
     ``auto`` (model only when :func:`page_is_complex`).
     """
     result = PageResult()
-    lines = extract_lines(page)
+    lines = extract_lines(page) if ctx.lines is None else ctx.lines
     scanned = looks_scanned(page, sum(ln.chars for ln in lines))
     if scanned:
         lines = _ocr_lines(page, ctx.page, ocr, ocr_language, result.warnings)
@@ -112,9 +116,10 @@ def parse_page(
             return result
     rules = has_table_rules(page)
     tables = [t.element for t in find_ruled_tables(page, ctx.page)] if rules else []
+    tables += find_leader_tables(_outside(lines, tables), ctx.page)
     if aligned_grid(lines):
-        free = [ln for ln in lines if not _inside_any(ln.bbox, _boxes(tables))]
-        tables += find_grid_tables(free, ctx.page)
+        tables += find_grid_tables(_outside(lines, tables), ctx.page)
+    tables += find_pair_tables(_outside(lines, tables), ctx.page)
     use_model = route == "model" or (
         route == "auto" and page_is_complex(page, lines, rules and not tables)
     )
@@ -128,7 +133,7 @@ def parse_page(
         ]
         tables += [t.element for t in find_text_tables(page, ctx.page, missed)]
     # Table cells near the page edge are not running headers or footers.
-    lines = [ln for ln in lines if not _inside_any(ln.bbox, _boxes(tables))]
+    lines = _outside(lines, tables)
     furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size)
     body = [ln for i, ln in enumerate(lines) if i not in furniture]
     # On a scanned page the images are the text just read, not figures.
@@ -223,7 +228,7 @@ def _model_order(
             out.append(p)
             pending.remove(p)
         if i in per_box and box.label not in ("table", "picture"):
-            out.append(TextRegion(sorted(per_box[i], key=lambda ln: ln.bbox[1]), box.label))
+            out.extend(_box_regions(per_box[i], box.label))
         elif i in per_box and box.label == "table":
             # The model saw a table we could not rebuild: keep its text.
             out.append(TextRegion(per_box[i], "text"))
@@ -234,6 +239,38 @@ def _model_order(
     # Lines outside every box are appended in heuristic order, never dropped.
     out.extend(reading_order(_block_regions(loose)))
     return out
+
+
+def _box_regions(lines: list[Line], label: str) -> list[TextRegion]:
+    """Return the region(s) of one layout box's lines, in reading order.
+
+    Normally one region, top to bottom. When the box holds MuPDF blocks side by
+    side (the light model draws one box over two adjacent lists), reading it top
+    to bottom would interleave the columns: its blocks are read column by column.
+    """
+    blocks = _block_regions(sorted(lines, key=lambda ln: (ln.block, ln.bbox[1])))
+    spans = sorted((r.bbox[0], r.bbox[2]) for r in blocks)
+    columns: list[float] = []  # right edge of each column of overlapping x-spans
+    for x0, x1 in spans:
+        if columns and x0 < columns[-1]:
+            columns[-1] = max(columns[-1], x1)
+        else:
+            columns.append(x1)
+    if len(columns) < 2 or not any(_side_by_side(a, b) for a in blocks for b in blocks):
+        return [TextRegion(sorted(lines, key=lambda ln: ln.bbox[1]), label)]
+
+    def column(r: TextRegion) -> int:
+        return sum(1 for edge in columns if r.bbox[0] > edge)
+
+    for r in blocks:
+        r.hint = label
+    return sorted(blocks, key=lambda r: (column(r), r.bbox[1]))
+
+
+def _side_by_side(a: TextRegion, b: TextRegion) -> bool:
+    ax0, ay0, ax1, ay1 = a.bbox
+    bx0, by0, bx1, by1 = b.bbox
+    return ax1 < bx0 and min(ay1, by1) - max(ay0, by0) > 0
 
 
 def _figures(
@@ -266,6 +303,12 @@ def _overlap(a: tuple, b: tuple) -> float:
 
 def _boxes(elements: list[Element]) -> list[BBox]:
     return [e.bbox for e in elements if e.bbox is not None]
+
+
+def _outside(lines: list[Line], tables: list[Element]) -> list[Line]:
+    """Return the lines whose centre lies in none of the tables' boxes."""
+    boxes = _boxes(tables)
+    return [ln for ln in lines if not _inside_any(ln.bbox, boxes)] if boxes else lines
 
 
 def _inside_any(bbox: BBox, boxes: list[BBox]) -> bool:

@@ -11,6 +11,7 @@ characters. The result is one ``table`` element per table with ``rows`` and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,9 @@ from parsers.pdf_text import BBox, clean_text
 
 #: A table whose cells average more characters than this is a text box.
 MAX_MEAN_CELL_CHARS = 160
+
+# A cell holding only a list marker: a bullet glyph, "1.", "(a)", "iv)".
+_MARKER = re.compile(r"^(?:[•●○◦▪▫■□‣⁃∙·\-–—*]|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)])$", re.I)
 
 
 @dataclass(frozen=True)
@@ -128,20 +132,66 @@ def _valid_shape(t: object) -> bool:
 
 def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
     rows_out: list[tuple[str, ...]] = []
+    # Only a grid of very few rows can be a booktabs table with its rows stacked;
+    # in a grid ruled row by row, lines within a row are wrapped cells.
+    stackable = len(table.rows) <= 3  # type: ignore[attr-defined]
     for row in table.rows:  # type: ignore[attr-defined]
-        cells: list[str] = []
+        cells: list[list] = []
         for cell in row.cells:
             if cell is None:
-                cells.append("")
+                cells.append([])
                 continue
             x0, y0, x1, y1 = cell
-            inside = [
-                w for w in words if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1
-            ]
-            inside.sort(key=lambda w: (w[5], w[6], w[7]))
-            cells.append(clean_text(" ".join(w[4] for w in inside)).strip())
-        rows_out.append(tuple(cells))
+            cells.append(
+                [
+                    w
+                    for w in words
+                    if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1
+                ]
+            )
+        if stackable:
+            rows_out.extend(_stacked_rows(cells))
+        else:
+            rows_out.append(tuple(_cell_text(ws) for ws in cells))
     return tuple(rows_out)
+
+
+def _stacked_rows(cells: list[list]) -> list[tuple[str, ...]]:
+    """Return the text row(s) of one detected row, given each cell's words.
+
+    Tables ruled only above and below (booktabs style) come back from
+    ``find_tables`` with all data rows stacked in one row. When every filled cell
+    has text on each of the row's text lines (and two or more cells are filled),
+    each text line is a row of its own. A cell that wraps while its neighbours do
+    not keeps the row whole.
+    """
+    tops = sorted({round((w[1] + w[3]) / 2) for ws in cells for w in ws})
+    lines: list[float] = []
+    for y in tops:
+        if not lines or y - lines[-1] > 3:
+            lines.append(y)
+    filled = [ws for ws in cells if ws]
+
+    def line_of(w: tuple) -> int:
+        centre = (w[1] + w[3]) / 2
+        return min(range(len(lines)), key=lambda i: abs(lines[i] - centre))
+
+    stacked = (
+        len(lines) >= 2
+        and len(filled) >= 2
+        and all({line_of(w) for w in ws} == set(range(len(lines))) for ws in filled)
+    )
+    if not stacked:
+        return [tuple(_cell_text(ws) for ws in cells)]
+    return [
+        tuple(_cell_text([w for w in ws if line_of(w) == i]) for ws in cells)
+        for i in range(len(lines))
+    ]
+
+
+def _cell_text(words: list) -> str:
+    ordered = sorted(words, key=lambda w: (w[5], w[6], w[7]))
+    return clean_text(" ".join(w[4] for w in ordered)).strip()
 
 
 def _valid_content(
@@ -153,9 +203,25 @@ def _valid_content(
         return False
     if sum(len(c) for c in filled) / len(filled) > MAX_MEAN_CELL_CHARS:
         return False
+    if _marker_column(rows):
+        return False
     rect = pymupdf.Rect(bbox)
     # A "table" covering nearly the whole page is a page frame, not a table.
     return rect.get_area() < 0.85 * page_rect.get_area()
+
+
+def _marker_column(rows: tuple[tuple[str, ...], ...]) -> bool:
+    """Return True when the first column is list markers: a list, not a table.
+
+    Bulleted or numbered lists set with hanging indents line up like a two-column
+    grid whose first column holds the markers; the detectors (and the light layout
+    model) then see a table. A third of the first column's filled cells being
+    markers is enough, since a list misread as a grid also splits its text into
+    fragments there. Marks inside a table (a "•" for yes) sit in later columns.
+    """
+    first = [r[0] for r in rows if r and r[0]]
+    markers = sum(1 for c in first if _MARKER.match(c))
+    return markers >= 2 and 3 * markers >= len(first)
 
 
 def _iou(a: object, b: object) -> float:

@@ -61,6 +61,9 @@ def test_normalize_text_drops_markdown_noise_and_case() -> None:
         ("Chapter 4 Results", "results"),
         ("A.1 Appendix stuff", "appendix stuff"),
         ("2023 was a year", "was a year"),
+        ("2.3.59-12 Command Code Entity Display", "command code entity display"),
+        ("3-9 Creating a mask", "creating a mask"),
+        ("Run-time options", "run time options"),
     ],
 )
 def test_normalize_heading_strips_numbering(raw: str, expected: str) -> None:
@@ -164,6 +167,19 @@ def test_furniture_leaks_exact_and_inside() -> None:
     assert furniture_leaks(body, furniture) == (2, 4)
     assert furniture_leaks(["clean body"], furniture) == (0, 4)
     assert furniture_leaks(["x"], []) == (0, 0)
+
+
+def test_furniture_leaks_discount_text_the_gt_body_also_holds() -> None:
+    title = "Access Control Support in DB2"
+    furniture = [title, "1", "1"]  # a running footer repeating the title; page numbers
+    gt_body = [title, "Chapter", "1", "Intro text"]  # the title page; a chapter number "1"
+    # Title and chapter number kept once each, as in the GT body: nothing leaked.
+    assert furniture_leaks([title, "1", "Intro text"], furniture, gt_body) == (0, 3)
+    # The footer kept as well (the title twice) and a page number "1" kept as body.
+    body = [title, "1", "Intro text", title, "1"]
+    assert furniture_leaks(body, furniture, gt_body) == (2, 3)
+    # Without the reference every occurrence counts.
+    assert furniture_leaks([title, "1", "Intro text"], furniture) == (2, 3)
 
 
 # ---------------------------------------------------------------- chunk headings
