@@ -278,3 +278,30 @@ def test_pairs_need_short_keys_and_no_code_comments() -> None:
     # Keys as wide as the distance to the values: two text columns, not keys.
     wide = [ln for y in (100, 112, 124) for ln in pair("a wide left line", "right", y, 230)]
     assert find_pair_tables(wide, page_no=2) == []
+
+
+def _ruled_page(segments: list[tuple[float, float, float, float]]) -> Any:
+    """A one-page PDF with the given line segments, returned as its open page."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page(width=612, height=792)
+    for x0, y0, x1, y1 in segments:
+        page.draw_line((x0, y0), (x1, y1))
+    return page
+
+
+def test_a_framed_note_plus_a_footnote_rule_is_not_table_evidence() -> None:
+    from parsers.pdf_tables import has_table_rules
+
+    frame = [(120, 430, 500, 430), (120, 560, 500, 560), (120, 430, 120, 560), (500, 430, 500, 560)]
+    footnote_rule = [(90, 700, 230, 700)]
+    assert not has_table_rules(_ruled_page(frame + footnote_rule))
+
+
+def test_a_frame_with_a_row_rule_inside_is_a_grid() -> None:
+    from parsers.pdf_tables import has_table_rules
+
+    frame = [(120, 430, 500, 430), (120, 560, 500, 560), (120, 430, 120, 560), (500, 430, 500, 560)]
+    row_rule = [(120, 480, 500, 480)]
+    assert has_table_rules(_ruled_page(frame + row_rule))
