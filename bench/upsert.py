@@ -2,15 +2,31 @@
 
 Compares, on the same synthetic chunks (384-d deterministic random vectors):
 
-- ``batch``: our path (``WeaviateStore.upsert``: fixed-size batches, concurrent requests);
+- ``batch``: our path (``WeaviateStore.upsert``: ``insert_many`` slices of ``batch_size``,
+  ``concurrent_requests`` at a time), with the CPU seconds the Weaviate server and this
+  client each spent on it (the two share the machine's cores);
+- ``batch_weaviate_hnsw``: the same into a collection with Weaviate's default HNSW build
+  parameters (efConstruction 128), to show what the configured ones save;
+- ``batch_v1``: the write path before chunk schema version 2 (every identifier indexed,
+  Weaviate's HNSW defaults, the client's ``batch.fixed_size`` batcher): the "before";
 - ``single``: one ``data.insert`` call per object (on a sample, it is slow);
 - ``delete+insert``: re-ingest by deleting each document then inserting all of it
-  again with random UUIDs (what a popular ingest tool does);
+  again with random UUIDs through the client's batcher (what a popular ingest tool does);
 - ``unchanged``: our re-ingest of the same documents (existing-id lookup, no writes,
   prune of nothing), against our first ingest.
 
-Usage: ``python bench/upsert.py [--docs 40] [--chunks-per-doc 100] [--single 300]``.
-Starts its own server in a temp dir unless ``CHUNKWEAVE_WEAVIATE__URL`` is set.
+Then the price of the HNSW settings in recall: nearest neighbours from Weaviate vs exact
+(brute-force cosine) ones, for the configured and for Weaviate's default parameters, on
+(a) the random vectors above (the hard case for HNSW) and (b) the real chunks of the
+six shared-corpus documents that ``examples/qa/corpus_qa.jsonl`` asks about, queried with
+its questions. (b) runs the real pipeline (parse, chunk, default embedder, upsert) twice,
+so it also gives the embedder's throughput and the unchanged re-ingest's share of the
+first ingest.
+
+Usage: ``python bench/upsert.py [--docs 40] [--chunks-per-doc 100] [--single 300]
+[--no-corpus] [--json PATH]``.
+Starts its own server in a temp dir unless ``CHUNKWEAVE_WEAVIATE__URL`` is set (then
+the server's CPU is not measured).
 """
 
 from __future__ import annotations
@@ -19,20 +35,103 @@ import argparse
 import hashlib
 import json
 import os
+import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import psutil
+from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import Filter
 
-from chunking.models import Chunk
-from storage.config import WeaviateConfig
-from storage.ingest import Pipeline
-from storage.local_weaviate import LocalWeaviate
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from chunking.models import Chunk  # noqa: E402
+from storage.chunk_schema import CHUNK_PROPERTIES, identity_description  # noqa: E402
+from storage.config import WeaviateConfig  # noqa: E402
+from storage.ingest import Pipeline  # noqa: E402
+from storage.local_weaviate import LocalWeaviate  # noqa: E402
+from storage.uuids import chunk_uuid  # noqa: E402
+from storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
 
 DIM = 384
+#: Weaviate's own HNSW build defaults (what collections got before chunkweave set them).
+WEAVIATE_HNSW = {"hnsw_ef_construction": 128, "hnsw_max_connections": 32}
+CORPUS = REPO.parent / "shared" / "corpus"
+QA = REPO / "examples" / "qa" / "corpus_qa.jsonl"
+QA_DOCS = (
+    "redp5110_sampled.pdf",
+    "2305.03393v1-pg9.pdf",
+    "interface-config-guide-p93.pdf",
+    "layout-parser-paper-with-table.pdf",
+    "word_tables.docx",
+    "R-intro.pdf",
+)
+
+
+def v1_properties() -> list[Property]:
+    """Return the chunk properties indexed as schema version 1 did (this bench's "before")."""
+    out = []
+    for p in CHUNK_PROPERTIES:
+        if p.dataType == DataType.TEXT:
+            filterable = p.name not in {"text", "table_markdown", "table_html", "caption"}
+            out.append(
+                Property(
+                    name=p.name,
+                    data_type=p.dataType,
+                    tokenization=p.tokenization,
+                    index_filterable=filterable,
+                    index_searchable=bool(p.indexSearchable),
+                )
+            )
+        elif p.dataType == DataType.TEXT_ARRAY:
+            out.append(Property(name=p.name, data_type=p.dataType, tokenization=Tokenization.WORD))
+        elif p.dataType == DataType.INT:
+            ranged = p.name in {"page_start", "page_end", "chunk_index"}
+            out.append(Property(name=p.name, data_type=p.dataType, index_range_filters=ranged))
+        else:
+            out.append(Property(name=p.name, data_type=p.dataType))
+    return out
+
+
+def timed_v1_upsert(
+    store: WeaviateStore, chunks: list[Chunk], vectors: Any, meter: CpuMeter
+) -> dict[str, float]:
+    """Upsert as before schema version 2; chunks/s and the CPU split.
+
+    Version 1 indexes, Weaviate's HNSW defaults and the client's ``batch.fixed_size``
+    batcher, in the same run as the current path.
+    """
+    name = "BenchV1"
+    store.client.collections.create(
+        name,
+        description=identity_description(store.identity, schema=1),
+        properties=v1_properties(),
+        vector_config=Configure.Vectors.self_provided(),
+    )
+    coll = store.client.collections.use(name)
+    now = _now()
+    client0, server0 = meter.read()
+    t = time.perf_counter()
+    with coll.batch.fixed_size(store.cfg.batch_size, store.cfg.concurrent_requests) as batch:
+        for c, v in zip(chunks, vectors, strict=True):
+            batch.add_object(properties=chunk_properties(c, now), uuid=chunk_uuid(c.id), vector=v)
+    wall = time.perf_counter() - t
+    client1, server1 = meter.read()
+    if coll.batch.failed_objects:
+        raise RuntimeError(coll.batch.failed_objects[0].message)
+    store.client.collections.delete(name)
+    out = {"chunks_per_s": len(chunks) / wall, "client_cpu_s": client1 - client0}
+    if server0 is not None and server1 is not None:
+        out["server_cpu_s"] = server1 - server0
+    return out
 
 
 class TableEmbedder:
@@ -88,30 +187,71 @@ def by_doc(chunks: list[Chunk]) -> dict[str, list[Chunk]]:
     return out
 
 
-def run(cfg: WeaviateConfig, docs: int, per_doc: int, single: int) -> dict[str, float]:
+class CpuMeter:
+    """CPU seconds spent by this process and (when known) the server process."""
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.me = psutil.Process()
+        self.server = psutil.Process(server_pid) if server_pid else None
+
+    def read(self) -> tuple[float, float | None]:
+        mine = self.me.cpu_times()
+        theirs = self.server.cpu_times() if self.server else None
+        return (
+            mine.user + mine.system,
+            theirs.user + theirs.system if theirs else None,
+        )
+
+
+def timed_upsert(
+    store: WeaviateStore, chunks: list[Chunk], vectors: Any, meter: CpuMeter
+) -> dict[str, float]:
+    """Upsert through our path; chunks/s and the CPU split between client and server."""
+    client0, server0 = meter.read()
+    t = time.perf_counter()
+    store.upsert(chunks, vectors)
+    wall = time.perf_counter() - t
+    client1, server1 = meter.read()
+    out = {"chunks_per_s": len(chunks) / wall, "client_cpu_s": client1 - client0}
+    if server0 is not None and server1 is not None:
+        out["server_cpu_s"] = server1 - server0
+    return out
+
+
+def run(
+    cfg: WeaviateConfig, docs: int, per_doc: int, single: int, server_pid: int | None
+) -> dict[str, float]:
     chunks = make_chunks(docs, per_doc)
     rng = np.random.default_rng(42)
-    vectors = rng.standard_normal((len(chunks), DIM), dtype=np.float32).tolist()
+    array = rng.standard_normal((len(chunks), DIM), dtype=np.float32)
+    vectors = array.tolist()
     table = {c.embed_text: v for c, v in zip(chunks, vectors, strict=True)}
     identity = EmbedderIdentity(TableEmbedder.name, DIM)
-    names = [f"Bench{n}" for n in ("Batch", "Single", "Naive", "Pipe")]
-    stores = [WeaviateStore.open(cfg.model_copy(update={"collection": n}), identity) for n in names]
-    batch, single_store, naive, pipe_store = stores
+    names = {"Batch": {}, "Single": {}, "Naive": {}, "Pipe": {}, "WeaviateHnsw": WEAVIATE_HNSW}
+    stores = {
+        n: WeaviateStore.open(cfg.model_copy(update={"collection": f"Bench{n}", **u}), identity)
+        for n, u in names.items()
+    }
     n = len(chunks)
+    meter = CpuMeter(server_pid)
     out: dict[str, float] = {"chunks": n}
 
-    t = time.perf_counter()
-    batch.upsert(chunks, vectors)
-    out["batch_chunks_per_s"] = n / (time.perf_counter() - t)
+    for key, value in timed_upsert(stores["Batch"], chunks, vectors, meter).items():
+        out[f"batch_{key}"] = value
+    for key, value in timed_upsert(stores["WeaviateHnsw"], chunks, vectors, meter).items():
+        out[f"batch_weaviate_hnsw_{key}"] = value
+    for key, value in timed_v1_upsert(stores["Batch"], chunks, vectors, meter).items():
+        out[f"batch_v1_{key}"] = value
+    out["batch_vs_v1"] = out["batch_chunks_per_s"] / out["batch_v1_chunks_per_s"]
 
-    coll = single_store.collection()
+    coll = stores["Single"].collection()
     t = time.perf_counter()
     for c, v in zip(chunks[:single], vectors[:single], strict=True):
         coll.data.insert(properties=chunk_properties(c, _now()), uuid=uuid.uuid4(), vector=v)
     out["single_chunks_per_s"] = single / (time.perf_counter() - t)
 
     # Naive re-ingest: delete every document's objects, insert all again (random UUIDs).
-    ncoll = naive.collection()
+    ncoll = stores["Naive"].collection()
     _naive_insert(ncoll, chunks, vectors, cfg)
     t = time.perf_counter()
     start = 0
@@ -122,7 +262,7 @@ def run(cfg: WeaviateConfig, docs: int, per_doc: int, single: int) -> dict[str, 
     out["delete_insert_chunks_per_s"] = n / (time.perf_counter() - t)
 
     # Our pipeline path (embed new -> upsert -> prune), first and unchanged.
-    pipe = Pipeline(store=pipe_store, embedder=TableEmbedder(table))
+    pipe = Pipeline(store=stores["Pipe"], embedder=TableEmbedder(table))
     t = time.perf_counter()
     for doc_id, group in by_doc(chunks).items():
         pipe.prune(doc_id, pipe.upsert_chunks(group).uuids)
@@ -140,21 +280,124 @@ def run(cfg: WeaviateConfig, docs: int, per_doc: int, single: int) -> dict[str, 
     out["unchanged_vs_delete_insert"] = (
         out["pipeline_unchanged_chunks_per_s"] / out["delete_insert_chunks_per_s"]
     )
-    for st in stores:
+
+    # Recall of the HNSW graphs built above, on random queries (k=10).
+    queries = rng.standard_normal((200, DIM), dtype=np.float32)
+    ids = [chunk_uuid(c.id) for c in chunks]
+    out["random_recall_at_10"] = ann_recall(stores["Batch"], array, ids, queries, 10)
+    out["random_recall_at_10_weaviate_hnsw"] = ann_recall(
+        stores["WeaviateHnsw"], array, ids, queries, 10
+    )
+    for st in stores.values():
         st.client.collections.delete(st.cfg.collection)
-    stores[0].client.collections.delete(cfg.ledger_collection)
-    for st in stores:
+    stores["Batch"].client.collections.delete(cfg.ledger_collection)
+    for st in stores.values():
         st.close()
-    return {k: round(v, 3) for k, v in out.items()}
+    return out
 
 
-def _now():  # noqa: ANN202 - tiny helper
-    from datetime import UTC, datetime
+def ann_recall(
+    store: WeaviateStore, base: np.ndarray, ids: Sequence[str], queries: np.ndarray, k: int
+) -> float:
+    """Share of the exact cosine top-``k`` that Weaviate's ``near_vector`` returns."""
+    unit = base / np.linalg.norm(base, axis=1, keepdims=True)
+    qs = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+    exact = np.argsort(-(qs @ unit.T), axis=1)[:, :k]
+    coll = store.collection()
+    found = 0
+    for q, top in zip(queries, exact, strict=True):
+        res = coll.query.near_vector(near_vector=q.tolist(), limit=k, return_properties=[])
+        found += len({str(o.uuid) for o in res.objects} & {ids[i] for i in top})
+    return found / (len(queries) * k)
 
+
+class TimedEmbedder:
+    """Wraps the real embedder; adds up the time spent embedding documents."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name, self.dimension, self.max_tokens = inner.name, inner.dimension, inner.max_tokens
+        self.chunks, self.wall, self.cpu = 0, 0.0, 0.0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = self.inner.embed_documents(texts)
+        self.wall += time.perf_counter() - wall
+        self.cpu += time.process_time() - cpu
+        self.chunks += len(texts)
+        return list(out)
+
+    def embed_query(self, text: str) -> list[float]:
+        return list(self.inner.embed_query(text))
+
+    def count(self, text: str) -> int:
+        return int(self.inner.count(text))
+
+
+def run_corpus(cfg: WeaviateConfig) -> dict[str, float]:
+    """Run the real pipeline on the QA documents twice; embedder speed and HNSW recall.
+
+    Recall compares Weaviate's ``near_vector`` top 5 with the exact top 5 for every
+    question of the QA file, in the configured collection and in a copy of it with
+    Weaviate's default HNSW parameters.
+    """
+    from storage.config import EmbedderConfig
+    from storage.embedders import make_embedder
+    from storage.weaviate_client import send_objects
+
+    embedder = TimedEmbedder(make_embedder(EmbedderConfig()))
+    embedder.inner.embed_documents(["warm-up: the first call plans and allocates"])
+    identity = EmbedderIdentity(embedder.name, embedder.dimension)
+    corpus_cfg = cfg.model_copy(
+        update={"collection": "BenchCorpus", "ledger_collection": "BenchCorpusLedger"}
+    )
+    store = WeaviateStore.open(corpus_cfg, identity)
+    pipe = Pipeline(store=store, embedder=embedder)
+    files = [CORPUS / name for name in QA_DOCS]
+    t = time.perf_counter()
+    first = [pipe.ingest(f) for f in files]
+    first_s = time.perf_counter() - t
+    t = time.perf_counter()
+    again = [pipe.ingest(f) for f in files]
+    again_s = time.perf_counter() - t
+    failed = [o.error for o in first if o.status == "failed"]
+    assert not failed and all(o.status == "unchanged" for o in again), (failed, again)
+    out = {
+        "corpus_documents": len(files),
+        "corpus_chunks": embedder.chunks,
+        "corpus_first_ingest_s": first_s,
+        "corpus_unchanged_ingest_s": again_s,
+        "corpus_unchanged_cost_vs_first": again_s / first_s,
+        "embed_chunks_per_s": embedder.chunks / embedder.wall,
+        "embed_chunks_per_cpu_s": embedder.chunks / embedder.cpu,
+    }
+    objects = {
+        str(o.uuid): (o.properties, o.vector["default"])
+        for o in store.collection().iterator(include_vector=True)
+    }
+    ids = list(objects)
+    base = np.array([objects[u][1] for u in ids], dtype=np.float32)
+    questions = [json.loads(line)["question"] for line in QA.read_text().splitlines() if line]
+    queries = np.array([embedder.embed_query(q) for q in questions], dtype=np.float32)
+    out["corpus_recall_at_5"] = ann_recall(store, base, ids, queries, 5)
+    default_cfg = corpus_cfg.model_copy(update={"collection": "BenchCorpusHnsw", **WEAVIATE_HNSW})
+    default = WeaviateStore(store.client, default_cfg, identity)
+    default.ensure_schema()
+    failures = send_objects(default.collection(), objects, batch_size=200, concurrent_requests=2)
+    assert not failures, failures
+    out["corpus_recall_at_5_weaviate_hnsw"] = ann_recall(default, base, ids, queries, 5)
+    store.client.collections.delete(
+        [corpus_cfg.collection, default_cfg.collection, corpus_cfg.ledger_collection]
+    )
+    store.close()
+    return out
+
+
+def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _naive_insert(coll, chunks, vectors, cfg) -> None:  # noqa: ANN001
+def _naive_insert(coll: Any, chunks: list[Chunk], vectors: Any, cfg: WeaviateConfig) -> None:
     now = _now()
     with coll.batch.fixed_size(cfg.batch_size, cfg.concurrent_requests) as b:
         for c, v in zip(chunks, vectors, strict=True):
@@ -163,25 +406,52 @@ def _naive_insert(coll, chunks, vectors, cfg) -> None:  # noqa: ANN001
         raise RuntimeError(coll.batch.failed_objects[0].message)
 
 
+def measure(cfg: WeaviateConfig, args: argparse.Namespace, server_pid: int | None) -> dict:
+    result: dict[str, Any] = {
+        "load_before": round(os.getloadavg()[0], 2),
+        "hnsw_ef_construction": cfg.hnsw_ef_construction,
+        "hnsw_max_connections": cfg.hnsw_max_connections,
+        "batch_size": cfg.batch_size,
+        "concurrent_requests": cfg.concurrent_requests,
+    }
+    result |= run(cfg, args.docs, args.chunks_per_doc, args.single, server_pid)
+    if args.corpus:
+        result |= run_corpus(cfg)
+    result["load_after"] = round(os.getloadavg()[0], 2)
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=40)
     parser.add_argument("--chunks-per-doc", type=int, default=100)
     parser.add_argument("--single", type=int, default=300, help="objects for the one-by-one run")
+    parser.add_argument(
+        "--no-corpus",
+        dest="corpus",
+        action="store_false",
+        help="skip the real-pipeline corpus section (embedding takes ~1 minute)",
+    )
+    parser.add_argument("--ef-construction", type=int, help="HNSW efConstruction to try")
+    parser.add_argument("--max-connections", type=int, help="HNSW maxConnections to try")
+    parser.add_argument("--json", type=Path, help="also write the result to this file")
     args = parser.parse_args()
     cfg = WeaviateConfig(ledger_collection="BenchLedger")
+    if args.ef_construction:
+        cfg = cfg.model_copy(update={"hnsw_ef_construction": args.ef_construction})
+    if args.max_connections:
+        cfg = cfg.model_copy(update={"hnsw_max_connections": args.max_connections})
     url = os.environ.get("CHUNKWEAVE_WEAVIATE__URL")
     if url:
         port = int(os.environ.get("CHUNKWEAVE_WEAVIATE__GRPC_PORT", "50051"))
-        result = run(cfg.model_copy(update={"url": url, "grpc_port": port}), **_sizes(args))
+        result = measure(cfg.model_copy(update={"url": url, "grpc_port": port}), args, None)
     else:
         with tempfile.TemporaryDirectory() as tmp, LocalWeaviate(tmp) as server:
-            result = run(server.config(cfg), **_sizes(args))
-    print(json.dumps(result, indent=2))
-
-
-def _sizes(args: argparse.Namespace) -> dict[str, int]:
-    return {"docs": args.docs, "per_doc": args.chunks_per_doc, "single": args.single}
+            result = measure(server.config(cfg), args, server.pid)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
 
 
 if __name__ == "__main__":

@@ -25,44 +25,81 @@ class EmbedderIdentity:
         return f"{self.name} ({self.dimension}-d)"
 
 
-def _text(name: str, *, searchable: bool = False, indexed: bool = True) -> Property:
+def _text(name: str, *, filterable: bool = False, searchable: bool = False) -> Property:
     # Identifiers are matched whole (FIELD tokenisation); prose is word-tokenised for BM25.
     return Property(
         name=name,
         data_type=DataType.TEXT,
         tokenization=Tokenization.WORD if searchable else Tokenization.FIELD,
-        index_filterable=indexed,
+        index_filterable=filterable,
         index_searchable=searchable,
     )
 
 
-def _int(name: str, *, ranged: bool = False) -> Property:
-    return Property(name=name, data_type=DataType.INT, index_range_filters=ranged)
+def _int(name: str, *, filterable: bool = False) -> Property:
+    # No range index anywhere: ``chunkweave search --filter`` only tests equality, and
+    # the keyset paging of ``doc_uuids`` (``chunk_index >=``) works on the filterable
+    # index within one document's chunks.
+    return Property(
+        name=name, data_type=DataType.INT, index_filterable=filterable, index_range_filters=False
+    )
 
 
+#: Version of the chunk collection's layout (properties and their indexes), recorded
+#: on the collection next to the embedder identity. History:
+#:
+#: 1. every identifier filterable, range indexes on pages and ``chunk_index``, Weaviate's
+#:    HNSW defaults (collections without a ``schema`` key in their description).
+#: 2. an inverted index only where something filters or searches (below), HNSW build
+#:    parameters from ``WeaviateConfig``. A version 1 collection has every index
+#:    version 2 uses, so it keeps working (more slowly); see
+#:    :func:`storage.weaviate_store.WeaviateStore.ensure_schema`.
+SCHEMA_VERSION = 2
+
+#: Every inverted index costs write time on each object, so each one has a reader:
+#:
+#: - filterable: ``doc_id`` (prune, delete, count), ``chunk_index`` (keyset paging of a
+#:   document's chunks), and what users pass to ``chunkweave search --filter``:
+#:   ``source``, ``type``, ``pages``, ``page_start``, ``page_end``, ``table_id`` (all row
+#:   groups of one table), ``parent_id`` (the children of a section).
+#: - searchable (BM25, the keyword half of hybrid search): ``text``, ``heading_path``
+#:   (the stored text does not repeat its headings) and ``caption``.
+#: - neither: hashes, chunker fingerprint, counters, table bodies and timestamps are
+#:   read back, never looked up (an object's UUID already derives from ``chunk_id``).
 CHUNK_PROPERTIES: tuple[Property, ...] = (
     _text("chunk_id"),
-    _text("doc_id"),
-    _text("source"),
-    _text("text", searchable=True, indexed=False),
-    _text("type"),
-    Property(name="heading_path", data_type=DataType.TEXT_ARRAY, tokenization=Tokenization.WORD),
-    _int("page_start", ranged=True),
-    _int("page_end", ranged=True),
-    Property(name="pages", data_type=DataType.INT_ARRAY),
-    _int("chunk_index", ranged=True),
+    _text("doc_id", filterable=True),
+    _text("source", filterable=True),
+    _text("text", searchable=True),
+    _text("type", filterable=True),
+    Property(
+        name="heading_path",
+        data_type=DataType.TEXT_ARRAY,
+        tokenization=Tokenization.WORD,
+        index_filterable=False,
+        index_searchable=True,
+    ),
+    _int("page_start", filterable=True),
+    _int("page_end", filterable=True),
+    Property(name="pages", data_type=DataType.INT_ARRAY, index_filterable=True),
+    _int("chunk_index", filterable=True),
     _int("token_count"),
     _text("content_sha1"),
     _text("doc_sha1"),
     _text("chunker"),
-    _text("table_id"),
+    _text("table_id", filterable=True),
     _int("table_row_start"),
     _int("table_row_end"),
-    _text("table_markdown", indexed=False),
-    _text("table_html", indexed=False),
-    _text("caption", searchable=True, indexed=False),
-    _text("parent_id"),
-    Property(name="ingested_at", data_type=DataType.DATE),
+    _text("table_markdown"),
+    _text("table_html"),
+    _text("caption", searchable=True),
+    _text("parent_id", filterable=True),
+    Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
+)
+
+#: Properties ``chunkweave search --filter KEY=VALUE`` accepts (the filterable ones).
+FILTERABLE_PROPERTIES: frozenset[str] = frozenset(
+    p.name for p in CHUNK_PROPERTIES if p.indexFilterable
 )
 
 
@@ -98,15 +135,34 @@ def chunk_properties(chunk: Chunk, ingested_at: datetime) -> dict[str, Any]:
     return props
 
 
-def identity_description(identity: EmbedderIdentity) -> str:
-    """Build the collection description that records the embedder identity."""
-    info = {"embedder": identity.name, "dimension": identity.dimension}
+def identity_description(identity: EmbedderIdentity, schema: int = SCHEMA_VERSION) -> str:
+    """Build the collection description that records the embedder and the schema version."""
+    info = {"embedder": identity.name, "dimension": identity.dimension, "schema": schema}
     return _SCHEMA_TAG + json.dumps(info, sort_keys=True)
+
+
+def _recorded(description: str | None) -> dict[str, Any] | None:
+    if not description or not description.startswith(_SCHEMA_TAG):
+        return None
+    info = json.loads(description[len(_SCHEMA_TAG) :])
+    return info if isinstance(info, dict) else None
 
 
 def parse_identity(description: str | None) -> EmbedderIdentity | None:
     """Read back the identity written by :func:`identity_description`, if any."""
-    if not description or not description.startswith(_SCHEMA_TAG):
+    info = _recorded(description)
+    if info is None:
         return None
-    info = json.loads(description[len(_SCHEMA_TAG) :])
     return EmbedderIdentity(name=str(info["embedder"]), dimension=int(info["dimension"]))
+
+
+def parse_schema_version(description: str | None) -> int | None:
+    """Read back the schema version; ``None`` if chunkweave did not write ``description``.
+
+    Collections written before versions were recorded carry no ``schema`` key: they
+    are version 1.
+    """
+    info = _recorded(description)
+    if info is None:
+        return None
+    return int(info.get("schema", 1))

@@ -9,6 +9,7 @@ is silently dropped.
 
 from __future__ import annotations
 
+import logging
 import time
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
@@ -19,27 +20,30 @@ from typing import Any, TypeVar
 import weaviate
 from weaviate.classes.config import Configure
 from weaviate.classes.query import Filter, MetadataQuery, Sort
-from weaviate.collections.batch import base as _batch_base
 from weaviate.collections.classes.filters import _Filters
 from weaviate.exceptions import WeaviateBaseError
 
 from chunking.models import Chunk
 from storage.chunk_schema import (
     CHUNK_PROPERTIES,
+    SCHEMA_VERSION,
     EmbedderIdentity,
     chunk_properties,
     identity_description,
     parse_identity,
+    parse_schema_version,
 )
 from storage.config import WeaviateConfig
 from storage.uuids import chunk_uuid
 from storage.weaviate_client import (
     EmbedderMismatchError,
+    Pending,
     StoreError,
     StoreUnavailableError,
     connect,
     is_transient,
     retrying,
+    send_objects,
 )
 
 __all__ = [
@@ -53,17 +57,15 @@ __all__ = [
     "connect",
     "identity_description",
     "parse_identity",
+    "parse_schema_version",
 ]
 
-# The client's own gRPC retry waits up to ~10 minutes per batch while the server is
-# down; we bound retries ourselves (WeaviateConfig.retries), so keep its inner loop short.
-_batch_base.MAX_RETRIES = 1
+log = logging.getLogger(__name__)
 
 #: Most objects one delete/fetch call may touch (Weaviate's QUERY_MAXIMUM_RESULTS default).
 QUERY_MAXIMUM_RESULTS = 10_000
 _PAGE = 5_000
 T = TypeVar("T")
-_Pending = tuple[dict[str, Any], list[float] | None]
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class WeaviateStore:
         self.identity = identity
         #: Objects per fetch/delete-by-id call; must stay <= the server's QUERY_MAXIMUM_RESULTS.
         self.page_size = _PAGE
+        #: Layout version of the chunk collection (read by :meth:`ensure_schema`).
+        self.schema_version = SCHEMA_VERSION
 
     @classmethod
     def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
@@ -155,23 +159,39 @@ class WeaviateStore:
         return handle.with_tenant(self.cfg.tenant) if self.cfg.tenant else handle
 
     def ensure_schema(self) -> None:
-        """Create the chunk collection if missing; refuse a different embedder's collection."""
+        """Create the chunk collection if missing; refuse one it cannot safely use.
+
+        A new collection records the embedder identity and :data:`SCHEMA_VERSION` in
+        its description and gets the HNSW build parameters of the config. An existing
+        one must hold this embedder's vectors (:class:`EmbedderMismatchError`
+        otherwise) and a schema version this code knows: a newer version is an error;
+        version 1 (every identifier indexed, Weaviate's HNSW defaults) has every index
+        version 2 reads, so it is used as is with a warning. Migration (optional: only
+        write speed differs): ingest into a new collection
+        (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
+        """
         name = self.cfg.collection
 
-        def _ensure() -> None:
+        def _ensure() -> int | None:
             if not self.client.collections.exists(name):
                 self.client.collections.create(
                     name,
                     description=identity_description(self.identity),
                     properties=list(CHUNK_PROPERTIES),
-                    vector_config=Configure.Vectors.self_provided(),
+                    vector_config=Configure.Vectors.self_provided(
+                        vector_index_config=Configure.VectorIndex.hnsw(
+                            ef_construction=self.cfg.hnsw_ef_construction,
+                            max_connections=self.cfg.hnsw_max_connections,
+                            ef=self.cfg.hnsw_ef,
+                        )
+                    ),
                     multi_tenancy_config=Configure.multi_tenancy(
                         enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
                     )
                     if self.cfg.multi_tenancy
                     else None,
                 )
-                return
+                return SCHEMA_VERSION
             config = self.client.collections.use(name).config.get(simple=True)
             recorded = parse_identity(config.description)
             if recorded is None:
@@ -185,12 +205,29 @@ class WeaviateStore:
                     f"embedder is {self.identity}; use another collection name "
                     "(CHUNKWEAVE_WEAVIATE__COLLECTION) or delete the collection first"
                 )
+            return parse_schema_version(config.description)
 
         try:
-            self.retry(f"creating collection {name}", _ensure)
+            version = self.retry(f"creating collection {name}", _ensure)
             self.ensure_tenant(name)
         except WeaviateBaseError as err:
             raise StoreError(f"creating collection {name}: {err}") from err
+        self.schema_version = version or SCHEMA_VERSION
+        if self.schema_version > SCHEMA_VERSION:
+            raise StoreError(
+                f"collection {name!r} has chunk schema version {self.schema_version}, newer "
+                f"than this chunkweave's ({SCHEMA_VERSION}); upgrade chunkweave"
+            )
+        if self.schema_version < SCHEMA_VERSION:
+            log.warning(
+                "collection %r has chunk schema version %d (this chunkweave writes %d): it "
+                "works, but writes are slower (extra indexes, HNSW defaults); to migrate, "
+                "ingest into a new collection (CHUNKWEAVE_WEAVIATE__COLLECTION), then delete "
+                "the old one",
+                name,
+                self.schema_version,
+                SCHEMA_VERSION,
+            )
 
     # -- writes ------------------------------------------------------------------------
 
@@ -204,15 +241,24 @@ class WeaviateStore:
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         now = datetime.now(UTC)
-        pending = {
-            chunk_uuid(c.id): (chunk_properties(c, now), list(vectors[i]) if vectors else None)
+        pending: dict[str, Pending] = {
+            chunk_uuid(c.id): (chunk_properties(c, now), vectors[i] if vectors else None)
             for i, c in enumerate(chunks)
         }
         delay = 0.5
         for attempt in range(self.cfg.retries + 1):
-            # Probe first: on a dead server the client's batch retries take minutes.
+            # Probe first: on a dead server the client's own gRPC retries take ~15 s.
             live = self.live()
-            errors = self._send(pending) if live else dict.fromkeys(pending, "server unavailable")
+            errors = (
+                send_objects(
+                    self.collection(),
+                    pending,
+                    batch_size=self.cfg.batch_size,
+                    concurrent_requests=self.cfg.concurrent_requests,
+                )
+                if live
+                else dict.fromkeys(pending, "server unavailable")
+            )
             if not errors:
                 return len(chunks)
             permanent = {u: msg for u, msg in errors.items() if not is_transient(msg)}
@@ -232,21 +278,6 @@ class WeaviateStore:
             time.sleep(delay)
             delay = min(delay * 2, 8.0)
         raise AssertionError("unreachable")
-
-    def _send(self, objects: dict[str, _Pending]) -> dict[str, str]:
-        """One fixed-size batch pass; returns ``{uuid: error}`` for objects that failed."""
-        coll = self.collection()
-        try:
-            with coll.batch.fixed_size(
-                batch_size=self.cfg.batch_size, concurrent_requests=self.cfg.concurrent_requests
-            ) as batch:
-                for uuid, (props, vector) in objects.items():
-                    batch.add_object(properties=props, uuid=uuid, vector=vector)
-        except WeaviateBaseError as err:
-            if not is_transient(err):
-                raise StoreError(f"batch upsert: {err}") from err
-            return dict.fromkeys(objects, str(err))
-        return {str(f.object_.uuid): f.message for f in coll.batch.failed_objects}
 
     def delete_where(self, where: _Filters) -> int:
         """Delete every object matching ``where`` (looping past the per-call cap)."""

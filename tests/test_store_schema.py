@@ -1,0 +1,218 @@
+"""The chunk collection's layout: schema version, indexes, HNSW settings, write path.
+
+Integration tests run against the session's real Weaviate (``weaviate_cfg``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pytest
+from weaviate.classes.config import Configure
+from weaviate.classes.query import Filter
+
+from storage.chunk_schema import (
+    CHUNK_PROPERTIES,
+    FILTERABLE_PROPERTIES,
+    SCHEMA_VERSION,
+    chunk_properties,
+    identity_description,
+    parse_identity,
+    parse_schema_version,
+)
+from storage.config import WeaviateConfig
+from storage.uuids import chunk_uuid
+from storage.weaviate_client import connect
+from storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from tests.store_helpers import det_vector, make_chunk
+
+ID16 = EmbedderIdentity("test-embedder", 16)
+
+
+def vectors(chunks, dim=16):
+    return [det_vector(c.embed_text, dim) for c in chunks]
+
+
+@pytest.fixture
+def store(weaviate_cfg: WeaviateConfig):
+    st = WeaviateStore.open(weaviate_cfg, ID16)
+    yield st
+    st.client.collections.delete(weaviate_cfg.collection)
+    st.close()
+
+
+# -- pure ---------------------------------------------------------------------------------
+
+
+def test_description_records_identity_and_schema_version():
+    text = identity_description(ID16)
+    assert parse_identity(text) == ID16
+    assert parse_schema_version(text) == SCHEMA_VERSION
+    legacy = 'chunkweave:{"dimension": 16, "embedder": "test-embedder"}'
+    assert (parse_identity(legacy), parse_schema_version(legacy)) == (ID16, 1)
+    assert parse_schema_version("someone else's collection") is None
+
+
+def test_only_read_properties_are_indexed():
+    by_name = {p.name: p for p in CHUNK_PROPERTIES}
+    searchable = {n for n, p in by_name.items() if p.indexSearchable}
+    assert searchable == {"text", "heading_path", "caption"}
+    assert {"doc_id", "chunk_index", "source", "type", "pages"} <= FILTERABLE_PROPERTIES
+    unread = {"chunk_id", "content_sha1", "doc_sha1", "chunker", "token_count", "ingested_at"}
+    assert not unread & FILTERABLE_PROPERTIES
+    assert not any(p.indexRangeFilters for p in CHUNK_PROPERTIES)
+
+
+# -- real server --------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
+    cfg = weaviate_cfg.model_copy(
+        update={"hnsw_ef_construction": 48, "hnsw_max_connections": 20, "hnsw_ef": 90}
+    )
+    st = WeaviateStore.open(cfg, ID16)
+    try:
+        config = st.client.collections.use(cfg.collection).config.get()
+        index = config.vector_config["default"].vector_index_config
+        assert (index.ef_construction, index.max_connections, index.ef) == (48, 20, 90)
+        assert parse_schema_version(config.description) == st.schema_version == SCHEMA_VERSION
+        stored = {p.name: p for p in config.properties}
+        assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
+        assert {n for n, p in stored.items() if p.index_searchable} == {
+            "text",
+            "heading_path",
+            "caption",
+        }
+    finally:
+        st.client.collections.delete(cfg.collection)
+        st.close()
+
+
+@pytest.mark.integration
+def test_every_filterable_property_filters(store):
+    target = make_chunk("doc-a", 7).model_copy(
+        update={"table_id": "t-7", "parent_id": "f" * 40, "type": "table"}
+    )
+    others = [make_chunk("doc-a", i) for i in range(3)] + [make_chunk("doc-b", 7)]
+    store.upsert([target, *others], vectors([target, *others]))
+    props = chunk_properties(target, ingested_at=None)  # type: ignore[arg-type]
+    coll = store.collection()
+    for name in sorted(FILTERABLE_PROPERTIES):
+        value = props[name][0] if isinstance(props[name], list) else props[name]
+        hits = coll.query.fetch_objects(filters=Filter.by_property(name).equal(value), limit=10)
+        assert chunk_uuid(target.id) in {str(o.uuid) for o in hits.objects}, name
+    unindexed = Filter.by_property("chunker").equal(target.chunker)
+    with pytest.raises(StoreError, match="chunker"):
+        store.search("paragraph", None, k=3, where=unindexed)
+
+
+@pytest.mark.integration
+def test_version_1_collection_is_used_with_a_warning(weaviate_cfg, caplog):
+    # A collection as chunkweave created it before versions were recorded.
+    legacy = 'chunkweave:{"dimension": 16, "embedder": "test-embedder"}'
+    with connect(weaviate_cfg) as client:
+        client.collections.create(
+            weaviate_cfg.collection,
+            description=legacy,
+            properties=list(CHUNK_PROPERTIES),
+            vector_config=Configure.Vectors.self_provided(),
+        )
+    with caplog.at_level(logging.WARNING, logger="storage.weaviate_store"):
+        old = WeaviateStore.open(weaviate_cfg, ID16)
+    try:
+        assert old.schema_version == 1
+        assert "schema version 1" in caplog.text and "new collection" in caplog.text
+        chunks = [make_chunk("doc-a", i) for i in range(5)]
+        old.upsert(chunks, vectors(chunks))
+        assert old.doc_uuids("doc-a") == {chunk_uuid(c.id) for c in chunks}
+    finally:
+        old.client.collections.delete(weaviate_cfg.collection)
+        old.close()
+
+
+@pytest.mark.integration
+def test_newer_schema_version_is_a_clear_error(weaviate_cfg):
+    with connect(weaviate_cfg) as client:
+        client.collections.create(
+            weaviate_cfg.collection,
+            description=identity_description(ID16, schema=SCHEMA_VERSION + 1),
+            vector_config=Configure.Vectors.self_provided(),
+        )
+        try:
+            with pytest.raises(StoreError, match=f"version {SCHEMA_VERSION + 1}.*upgrade"):
+                WeaviateStore.open(weaviate_cfg, ID16)
+        finally:
+            client.collections.delete(weaviate_cfg.collection)
+
+
+@pytest.mark.integration
+def test_slices_and_concurrent_requests_write_everything_once(weaviate_cfg):
+    cfg = weaviate_cfg.model_copy(update={"batch_size": 40, "concurrent_requests": 3})
+    st = WeaviateStore.open(cfg, ID16)
+    try:
+        chunks = [make_chunk("doc-a", i) for i in range(250)]
+        arrays = [np.array(v, dtype=np.float32) for v in vectors(chunks)]  # numpy rows too
+        assert st.upsert(chunks, arrays) == 250
+        assert st.doc_uuids("doc-a") == {chunk_uuid(c.id) for c in chunks}
+        assert st.count() == 250
+    finally:
+        st.client.collections.delete(cfg.collection)
+        st.close()
+
+
+@pytest.mark.integration
+def test_partly_rejected_slice_raises_with_the_reason(store):
+    chunks = [make_chunk("doc-a", i) for i in range(4)]
+    store.upsert(chunks[:1], vectors(chunks[:1]))  # fixes the index's dimension
+    mixed = [*vectors(chunks[1:3]), det_vector("x", 5)]
+    with pytest.raises(StoreError, match="rejected 1 of 3.*(dimension|length)"):
+        store.upsert(chunks[1:], mixed)
+    assert store.existing(chunk_uuid(c.id) for c in chunks) == {
+        chunk_uuid(c.id) for c in chunks[:3]
+    }
+
+
+@pytest.mark.integration
+def test_small_upserts_do_not_wait_for_a_full_batch(store):
+    # The client's fixed-size batcher waited ~1 s for a batch to fill before sending
+    # a partial one; per-document upserts are mostly partial batches.
+    started = time.monotonic()
+    for i in range(5):
+        part = [make_chunk(f"doc-{i}", j) for j in range(10)]
+        store.upsert(part, vectors(part))
+    assert time.monotonic() - started < 4.0
+    assert store.count() == 50
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_configured_hnsw_recall_matches_weaviate_defaults(weaviate_cfg):
+    # Random Gaussian vectors are the hard case for HNSW: any loss shows here first.
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((1500, 64), dtype=np.float32)
+    queries = rng.standard_normal((60, 64), dtype=np.float32)
+    unit = base / np.linalg.norm(base, axis=1, keepdims=True)
+    exact = np.argsort(-(queries @ unit.T), axis=1)[:, :10]
+    chunks = [make_chunk("doc-r", i) for i in range(len(base))]
+    ids = [chunk_uuid(c.id) for c in chunks]
+    identity = EmbedderIdentity("random", 64)
+    recall = {}
+    for label, update in (("configured", {}), ("weaviate", {"hnsw_ef_construction": 128})):
+        cfg = weaviate_cfg.model_copy(update={"collection": f"{weaviate_cfg.collection}{label}"})
+        st = WeaviateStore.open(cfg.model_copy(update=update), identity)
+        try:
+            st.upsert(chunks, list(base))
+            coll = st.collection()
+            found = 0
+            for q, top in zip(queries, exact, strict=True):
+                res = coll.query.near_vector(near_vector=q.tolist(), limit=10)
+                found += len({str(o.uuid) for o in res.objects} & {ids[i] for i in top})
+            recall[label] = found / (10 * len(queries))
+        finally:
+            st.client.collections.delete(cfg.collection)
+            st.close()
+    assert recall["configured"] >= recall["weaviate"] - 0.03, recall
+    assert recall["configured"] >= 0.85, recall
