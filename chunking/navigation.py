@@ -14,6 +14,13 @@ with the entries' leaders and page numbers removed, averages at most
 Prose that happens to contain a dotted run has far more words per leader and does
 not end on a page number. A run of one- or two-character lines (an index's group letters "A",
 "B", ...) next to a navigation element is navigation too.
+
+Parsers that rebuild a contents page as a table (label | page) give the same entries
+in cells, so a table is navigation too when it has no header row, two columns, at
+least :data:`MIN_NAV_ROWS` rows, a page reference in every second cell, and its
+entries run in document order (page references never decrease) or alphabetically
+(an index) in at least :data:`MIN_NAV_ORDERED` of adjacent pairs. A data table of
+numbers has a header row, or values that go up and down.
 """
 
 from __future__ import annotations
@@ -27,6 +34,10 @@ from parsers.elements import Element
 MAX_LABEL_CHARS = 120
 #: Longest text that counts as an index group letter between navigation entries.
 MAX_GROUP_LETTER_CHARS = 2
+#: Fewest rows of a contents/index table.
+MIN_NAV_ROWS = 3
+#: Share of adjacent entries that must be in page order or alphabetical order.
+MIN_NAV_ORDERED = 0.9
 
 # A leader is four or more dots, optionally spaced (". . . ." or "...."), two or
 # more dots each followed by a space (". . ", typeset leaders, never prose), or
@@ -41,6 +52,8 @@ _ENTRY_END = re.compile(
 # ends with a page-reference character and holds a leader (two dots at most one
 # whitespace apart, or an ellipsis).
 _PAGE_END_CHAR = re.compile(r"[\divxlcdm]", re.IGNORECASE)
+# A whole cell that is a page reference: "17", "xii", "17, 57", "12-14".
+_PAGE_CELL = re.compile(rf"{_PAGE}(?:\s*[,–-]\s*{_PAGE})*", re.IGNORECASE)
 _LEADER_HINT = re.compile(r"\.\s?\.|…")
 
 
@@ -58,15 +71,38 @@ def is_navigation_text(text: str) -> bool:
     return label_chars / len(matches) <= MAX_LABEL_CHARS
 
 
-def navigation_orders(elements: Sequence[Element]) -> set[int]:
-    """Return the ``order`` of every navigation element among prose ``elements``.
+def is_navigation_table(rows: Sequence[Sequence[str]], header_rows: int) -> bool:
+    """Return True when a table's ``rows`` are contents/index entries (see module doc)."""
+    if header_rows or len(rows) < MIN_NAV_ROWS or any(len(r) != 2 for r in rows):
+        return False
+    if not all(_PAGE_CELL.fullmatch(r[1].strip()) for r in rows):
+        return False
+    first = [_first_page(r[1]) for r in rows]
+    labels = [r[0].strip().casefold() for r in rows]
+    pairs = len(rows) - 1
+    in_page_order = sum(a <= b for a, b in zip(first, first[1:], strict=False))
+    alphabetical = sum(a <= b for a, b in zip(labels, labels[1:], strict=False))
+    return max(in_page_order, alphabetical) >= MIN_NAV_ORDERED * pairs
 
-    Tables, headings and furniture are never navigation: a heading such as "Table
-    of Contents" stays, so the contents section keeps its (now empty) place.
+
+def _first_page(ref: str) -> int:
+    # Roman numbers (front matter) sort before every arabic page.
+    head = re.split(r"[,–-]", ref.strip(), maxsplit=1)[0].strip()
+    return int(head) if head.isdigit() else -1
+
+
+def navigation_orders(elements: Sequence[Element]) -> set[int]:
+    """Return the ``order`` of every navigation element among ``elements``.
+
+    Prose runs of entries and contents/index tables are navigation; headings and
+    furniture never are: a heading such as "Table of Contents" stays, so the
+    contents section keeps its (now empty) place.
     """
     candidates = [e for e in elements if not e.is_furniture and e.text.strip()]
     flags = [
-        e.type in ("paragraph", "list_item") and is_navigation_text(e.text) for e in candidates
+        (e.type in ("paragraph", "list_item") and is_navigation_text(e.text))
+        or (e.type == "table" and e.rows is not None and is_navigation_table(e.rows, e.header_rows))
+        for e in candidates
     ]
     short = [
         e.type == "paragraph" and len(e.text.strip()) <= MAX_GROUP_LETTER_CHARS for e in candidates

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from chunking.navigation import is_navigation_text, navigation_orders
+from chunking.navigation import is_navigation_table, is_navigation_text, navigation_orders
 from parsers import parse_document
 from tests.test_chunk_support import el, make_doc
 
@@ -90,5 +90,30 @@ def test_r_manual_contents_and_indexes_are_left_out(corpus: Path) -> None:
     chunks = chunk_document(doc, ChunkOptions(), COUNTER, doc_id="r")
     leaders = [c for c in chunks if c.text.count(". . . .") >= 3]
     assert leaders == []
+    # The parser rebuilds the contents pages and the indexes as (entry | page)
+    # tables: those stay out too, the manual's real tables stay in.
+    navigation = ("Table of Contents", "Appendix D Function and variable index")
+    assert [c for c in chunks if c.type == "table" and c.heading_path[-1:] == navigation[:1]] == []
+    index_tables = [c for c in chunks if c.type == "table" and navigation[1] in c.heading_path]
+    assert len(index_tables) <= 3  # a few index columns are not in alphabetical order
+    assert any(c.type == "table" and "additional arguments" in c.text for c in chunks)
     # The body survives: the text after the contents is still chunked.
     assert any("statistical tables" in c.text for c in chunks)
+
+
+def test_contents_and_index_tables_are_navigation() -> None:
+    contents = [("Preface", "1"), ("1 Introduction", "3"), ("1.1 Scope", "3"), ("2 Use", "12")]
+    index = [("abline", "71"), ("boxplot", "40"), ("c", "8, 11, 27"), ("data", "34")]
+    front = [("Notices", "vii"), ("Trademarks", "viii"), ("Preface", "ix"), ("1 Start", "1")]
+    assert is_navigation_table(contents, 0)
+    assert is_navigation_table(index, 0)
+    assert is_navigation_table(front, 0)
+
+
+def test_data_tables_are_not_navigation() -> None:
+    counts = [("Apples", "12"), ("Pears", "3"), ("Kiwis", "40"), ("Figs", "7")]
+    assert not is_navigation_table(counts, 0)  # numbers go up and down, labels unsorted
+    assert not is_navigation_table([("Year", "Total"), *counts], 1)  # has a header row
+    words = [("a", "one"), ("b", "two"), ("c", "three")]
+    assert not is_navigation_table(words, 0)  # no page references
+    assert not is_navigation_table([("Intro", "1"), ("Body", "2")], 0)  # too short
