@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 import time
@@ -46,27 +45,11 @@ from bench.groundtruth import (
     table_kept_whole,
     tokens,
 )
-from bench.parse_quality import DEFAULT_CORPUS, ROOT, group_of, truncated
+from bench.parse_quality import DEFAULT_CORPUS, group_of, truncated
+from bench.peer_chunkers import PEERS, WordPieceCounter
 from bench.peers import emit, run_worker
 
-TOKENIZER = ROOT / "storage" / "models" / "all-MiniLM-L6-v2-int8" / "tokenizer.json"
 BUDGET = 512
-
-
-class WordPieceCounter:
-    """The default embedder's tokenizer as a chunkweave ``TokenCounter`` (no truncation)."""
-
-    name = "minilm-wordpiece"
-
-    def __init__(self) -> None:
-        from tokenizers import Tokenizer
-
-        self._tok = Tokenizer.from_file(str(TOKENIZER))
-        self._tok.no_truncation()
-
-    def count(self, text: str) -> int:
-        """Return the token count of ``text``, special tokens included."""
-        return len(self._tok.encode(text).ids)
 
 
 # --------------------------------------------------------------------------- chunkers
@@ -90,64 +73,20 @@ def _chunkweave(path: Path, strategy: str) -> tuple[list[ChunkView], dict[str, f
     return views, {"parse_s": parsed - start, "chunk_s": done - parsed}
 
 
-def _langchain(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
-    from langchain_text_splitters import Language, RecursiveCharacterTextSplitter
+def _peer(name: str) -> Callable[[Path], tuple[list[ChunkView], dict[str, float]]]:
+    _, fn = PEERS[name]
 
-    from bench.peers import pymupdf4llm_markdown
+    def run(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
+        return [ChunkView(c.text, c.heading_path, c.pages, c.kind) for c in fn(path, BUDGET)], {}
 
-    counter = WordPieceCounter()
-    splitter = RecursiveCharacterTextSplitter.from_language(
-        Language.MARKDOWN, chunk_size=BUDGET, chunk_overlap=0, length_function=counter.count
-    )
-    texts = splitter.split_text(pymupdf4llm_markdown(path))
-    return [ChunkView(t, _leading_heading(t)) for t in texts], {}
-
-
-def _unstructured(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
-    from unstructured.chunking.title import chunk_by_title
-
-    from bench.peers import unstructured_elements
-
-    views = []
-    for chunk in chunk_by_title(unstructured_elements(path), max_characters=4 * BUDGET):
-        orig = getattr(chunk.metadata, "orig_elements", None) or []
-        first = orig[0] if orig else None
-        path_ = (first.text,) if first is not None and first.category == "Title" else ()
-        page = getattr(chunk.metadata, "page_number", None)
-        kind = "table" if chunk.category in ("Table", "TableChunk") else "text"
-        views.append(ChunkView(chunk.text, path_, (page,) if page else (), kind))
-    return views, {}
-
-
-def _docling_hybrid(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
-    from docling_core.transforms.chunker.hybrid_chunker import HybridChunker
-    from docling_core.transforms.chunker.tokenizer.huggingface import HuggingFaceTokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    from bench.peers import docling_document
-
-    tok = PreTrainedTokenizerFast(tokenizer_file=str(TOKENIZER))
-    chunker = HybridChunker(tokenizer=HuggingFaceTokenizer(tokenizer=tok, max_tokens=BUDGET))
-    views = []
-    for chunk in chunker.chunk(docling_document(path)):
-        headings = tuple(chunk.meta.headings or ())
-        is_table = any(getattr(i, "label", "") == "table" for i in chunk.meta.doc_items)
-        views.append(ChunkView(chunk.text, headings, (), "table" if is_table else "text"))
-    return views, {}
-
-
-def _leading_heading(text: str) -> tuple[str, ...]:
-    m = re.match(r"\s*#{1,6}\s+(.+)", text)
-    return (m.group(1).strip(),) if m else ()
+    return run
 
 
 ChunkFn = Callable[[Path], tuple[list[ChunkView], dict[str, float]]]
 CHUNKERS: dict[str, tuple[frozenset[str], ChunkFn]] = {
     "chunkweave:elements": (frozenset({"pdf", "docx"}), lambda p: _chunkweave(p, "elements")),
     "chunkweave:fixed": (frozenset({"pdf", "docx"}), lambda p: _chunkweave(p, "fixed")),
-    "langchain:recursive": (frozenset({"pdf"}), _langchain),
-    "unstructured:by_title": (frozenset({"pdf", "docx"}), _unstructured),
-    "docling:hybrid": (frozenset({"docx"}), _docling_hybrid),
+    **{name: (formats, _peer(name)) for name, (formats, _) in PEERS.items()},
 }
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -109,17 +109,37 @@ def hit_ranks(
 
     ``chunk_docs[i]`` is the file name chunk ``i`` came from; vectors are rows.
     """
-    if len(chunks) == 0:
+    texts = [c.text for c in chunks]
+    return rank_hits(questions, texts, chunk_docs, chunk_vectors, query_vectors, k)
+
+
+def rank_hits(
+    questions: Sequence[QAItem],
+    texts: Sequence[str],
+    chunk_docs: Sequence[str],
+    chunk_vectors: np.ndarray[Any, Any],
+    query_vectors: np.ndarray[Any, Any],
+    k: int,
+    *,
+    norm: Callable[[str], str] = normalize,
+) -> list[int | None]:
+    """:func:`hit_ranks` over plain chunk texts, with a chosen hit normaliser.
+
+    Chunks are ranked by cosine similarity (ties by position); a chunk is a hit when
+    ``norm(evidence)`` is a substring of ``norm(text)`` and its doc matches the
+    question's ``doc`` (when given). ``norm`` is applied to both sides alike.
+    """
+    if len(texts) == 0:
         return [None] * len(questions)
     sims = _unit(query_vectors) @ _unit(chunk_vectors).T
-    texts = [normalize(c.text) for c in chunks]
+    normed = [norm(t) for t in texts]
     ranks: list[int | None] = []
     for qi, item in enumerate(questions):
         top = _top_k(sims[qi], k)
-        evidence = normalize(item.evidence)
+        evidence = norm(item.evidence)
         rank = None
         for position, ci in enumerate(top, 1):
-            if evidence in texts[ci] and (item.doc is None or chunk_docs[ci] == item.doc):
+            if evidence in normed[ci] and (item.doc is None or chunk_docs[ci] == item.doc):
                 rank = position
                 break
         ranks.append(rank)

@@ -214,6 +214,20 @@ def test_count_many_equals_count_one_by_one(embedder: MiniLMEmbedder, corpus: Pa
     assert embedder.count_many([]) == []
 
 
+def test_count_many_batch_wide_shortcuts_equal_count(embedder: MiniLMEmbedder) -> None:
+    """Batches without odd whitespace, all-ASCII ones, and ones holding added tokens."""
+    batches = [
+        # plain ASCII words only: no per-word checks at all
+        ["The quick brown fox.", "x = a[1] + b_2;", "don't-stop (a+b)=c", "tab\tnew\nline"],
+        # ASCII with an added token's text inside a word: per-word checks again
+        ["x[CLS]y z", "[SEP] a", "a[unk]b [MASK]", "plain words here"],
+        # non-ASCII but no whitespace str.split and BERT disagree on
+        ["caf\u00e9 na\u00efve", "\u6771\u4eac x\u00a0y", "\u200bzero \ufeffbom", "e\u0301"],
+    ]
+    for texts in batches:
+        assert embedder.count_many(texts) == [embedder.count(t) for t in texts]
+
+
 def test_counts_add_up_over_whitespace(embedder: MiniLMEmbedder) -> None:
     assert embedder.additive
     a, b = "Row permissions (RCAC) über-Schutz,", "and column masks: 東京 x\x1cy."

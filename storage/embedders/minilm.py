@@ -216,10 +216,17 @@ class MiniLMEmbedder:
         if not _splits_on_bert_whitespace(rt.tokenizer):
             return [len(enc.ids) for enc in rt.tokenizer.encode_batch(list(texts))]
         specials = len(rt.tokenizer.encode("").ids)
-        words_of = [_BERT_WORD.findall(text) for text in texts]
+        # str.split cuts at BERT's whitespace and at a few characters BERT keeps
+        # inside a word; one scan of the whole batch tells whether any is present,
+        # and only then does each text go through the (slower) exact pattern.
+        if _SPLIT_NOT_BERT.search("".join(texts)) is None:
+            words_of = [text.split() for text in texts]
+        else:
+            words_of = [_BERT_WORD.findall(text) for text in texts]
         distinct = list(dict.fromkeys(w for words in words_of for w in words))
         pieces = dict(zip(distinct, _pieces_per_word(rt.tokenizer, distinct), strict=True))
-        return [specials + sum(pieces[w] for w in words) for words in words_of]
+        get = pieces.__getitem__
+        return [specials + sum(map(get, words)) for words in words_of]
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """One unit vector per text, in input order; raises TextTooLongError first."""
@@ -249,6 +256,8 @@ class MiniLMEmbedder:
 # CR, LF and the Unicode "Zs" separators). Other control characters are deleted by
 # the normaliser without splitting, so they stay inside a word here too.
 _BERT_WORD = re.compile(r"[^ \t\n\r\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+# The characters ``str.split`` treats as whitespace but BERT does not.
+_SPLIT_NOT_BERT = re.compile("[\x0b\x0c\x1c-\x1f\x85\u2028\u2029]")
 
 
 def _splits_on_bert_whitespace(tokenizer: Tokenizer) -> bool:
@@ -287,6 +296,11 @@ def _pieces_per_word(tokenizer: Tokenizer, words: list[str]) -> list[int]:
     memo: dict[str, int] = {}
     counts = [0] * len(words)
     slow: list[int] = []
+    # One search of the whole batch spares the per-word searches in the common case
+    # of no added token's text anywhere (a match across two words only makes it
+    # search each word, as without the shortcut).
+    if special is not None and special.search(" ".join(words).lower()) is None:
+        special = None
     for index, word in enumerate(words):
         lower = word.lower()
         if not (word.isascii() and word.isprintable()) or (special and special.search(lower)):
