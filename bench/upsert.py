@@ -6,7 +6,8 @@ Compares, on the same synthetic chunks (384-d deterministic random vectors):
   ``concurrent_requests`` at a time), with the CPU seconds the Weaviate server and this
   client each spent on it (the two share the machine's cores);
 - ``batch_weaviate_hnsw``: the same into a collection with Weaviate's default HNSW build
-  parameters (efConstruction 128), to show what the configured ones save;
+  parameters (efConstruction 128, also chunkweave's default), to show what other
+  settings (``--ef-construction``, ``--max-connections``) save or cost;
 - ``batch_v1``: the write path before chunk schema version 2 (every identifier indexed,
   Weaviate's HNSW defaults, the client's ``batch.fixed_size`` batcher): the "before";
 - ``single``: one ``data.insert`` call per object (on a sample, it is slow);
