@@ -162,6 +162,13 @@ def _build(
     first = header or run[0]
     header_rows = 1 if all(ln.bold or ln.text.isupper() for ln in first) and len(rows) > 1 else 0
     pieces = [*header, *(ln for r in run for ln in r)]
+    return table_from_lines(pieces, rows, header_rows, page_no)
+
+
+def table_from_lines(
+    pieces: Sequence[Line], rows: tuple[tuple[str, ...], ...], header_rows: int, page_no: int
+) -> Element:
+    """Return the ``table`` element of ``rows``, boxed around the text ``pieces`` it came from."""
     bbox: BBox = (
         min(ln.bbox[0] for ln in pieces),
         min(ln.bbox[1] for ln in pieces),

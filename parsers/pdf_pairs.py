@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parsers.elements import Element, table_text
-from parsers.pdf_grid import visual_rows
-from parsers.pdf_text import BBox, Line
+from parsers.elements import Element
+from parsers.pdf_grid import table_from_lines, visual_rows
+from parsers.pdf_text import Line
 
 MIN_ROWS = 3
 #: Keys wider than this share of the key-to-value distance are text, not keys.
@@ -126,19 +126,4 @@ def _build(run: list[list[Line]], page_no: int) -> Element | None:
         all(ln.bold or ln.text.isupper() for ln in head)
         or (all(not ln.mono for ln in head) and all(ln.mono for ln in body))
     )
-    pieces = [ln for r in run for ln in r]
-    bbox: BBox = (
-        min(ln.bbox[0] for ln in pieces),
-        min(ln.bbox[1] for ln in pieces),
-        max(ln.bbox[2] for ln in pieces),
-        max(ln.bbox[3] for ln in pieces),
-    )
-    return Element(
-        type="table",
-        text=table_text(rows),
-        page=page_no,
-        bbox=bbox,
-        rows=rows,
-        header_rows=header,
-        order=0,
-    )
+    return table_from_lines([ln for r in run for ln in r], rows, header, page_no)
