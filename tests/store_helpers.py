@@ -10,6 +10,10 @@ import hashlib
 import struct
 
 from chunking.models import Chunk
+from storage.weaviate_store import EmbedderIdentity
+
+#: The identity every storage test's 16-d deterministic vectors belong to.
+ID16 = EmbedderIdentity("test-embedder", 16)
 
 
 def make_chunk(doc_id: str, index: int, text: str | None = None, chunker: str = "t/v1/x") -> Chunk:
@@ -64,3 +68,8 @@ class CountingEmbedder:
 
     def count(self, text: str) -> int:
         return len(text.split())
+
+
+def vectors(chunks: list[Chunk], dim: int = 16) -> list[list[float]]:
+    """Deterministic vectors for ``chunks`` (from their embed text)."""
+    return [det_vector(c.embed_text, dim) for c in chunks]

@@ -21,13 +21,7 @@ from storage.weaviate_store import (
     identity_description,
     parse_identity,
 )
-from tests.store_helpers import det_vector, make_chunk
-
-ID16 = EmbedderIdentity("test-embedder", 16)
-
-
-def vectors(chunks, dim=16):
-    return [det_vector(c.embed_text, dim) for c in chunks]
+from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
 @pytest.fixture
