@@ -105,3 +105,14 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
         assert f"already running on {owner.url}" in listed.stderr
         assert [e["source"] for e in json.loads(listed.stdout)] == [doc]
         assert owner.pid is not None  # the attached CLI did not stop the owner's server
+
+
+def test_search_filter_on_an_unindexed_property_is_refused_before_connecting():
+    from click.testing import CliRunner
+
+    from worker.cli import main
+
+    result = CliRunner().invoke(main, ["search", "anything", "--filter", "chunker=x"])
+    assert result.exit_code == 2
+    assert "'chunker' is not a filterable chunk property" in result.output
+    assert "doc_id" in result.output

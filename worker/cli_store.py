@@ -23,6 +23,7 @@ from weaviate.classes.query import Filter
 
 from chunking.models import ChunkOptions, Strategy
 from parsers.document import ParseOptions
+from storage.chunk_schema import FILTERABLE_PROPERTIES
 from storage.config import EmbedderConfig, WeaviateConfig
 from storage.embedders import Embedder, make_embedder
 from storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
@@ -232,6 +233,12 @@ def _parse_filters(items: Sequence[str]) -> Any:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--filter")
+        if key not in FILTERABLE_PROPERTIES:
+            allowed = ", ".join(sorted(FILTERABLE_PROPERTIES))
+            raise click.BadParameter(
+                f"{key!r} is not a filterable chunk property (one of: {allowed})",
+                param_hint="--filter",
+            )
         typed: Any = int(value) if key in _INT_PROPS else value
         cond = Filter.by_property(key).equal(typed)
         where = cond if where is None else where & cond
@@ -241,7 +248,12 @@ def _parse_filters(items: Sequence[str]) -> Any:
 @click.command()
 @click.argument("query")
 @click.option("-k", "k", default=5, show_default=True, type=click.IntRange(min=1))
-@click.option("--filter", "filters", multiple=True, help="KEY=VALUE on a chunk property.")
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    help="KEY=VALUE on a filterable chunk property (doc_id, source, type, pages, ...).",
+)
 @click.option("--hybrid/--vector", default=True, help="Hybrid (BM25 + vector) or vector only.")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 @friendly_errors
