@@ -35,10 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from storage.local_weaviate import LocalWeaviate  # noqa: E402
+from storage.local_weaviate import LocalWeaviate, die_with_parent  # noqa: E402
 from worker.enqueue import Enqueuer, expand  # noqa: E402
 from worker.jobs import JobState  # noqa: E402
-from worker.local_redis import LocalRedis, die_with_parent  # noqa: E402
+from worker.local_redis import LocalRedis  # noqa: E402
 from worker.settings import Settings  # noqa: E402
 
 BIG_PDF = "pdf2image-memory-error-test-400p.pdf"

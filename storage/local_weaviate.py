@@ -200,9 +200,13 @@ def server_env(data_dir: Path, ports: Ports) -> dict[str, str]:
     }
 
 
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec: the kernel sends SIGTERM to the
-    # server when the thread that started it exits, so a killed parent leaves no orphan.
+def die_with_parent() -> None:
+    """``preexec_fn``: the kernel sends SIGTERM to the child when its parent dies.
+
+    Runs in the child between fork and exec. An embedded server (Weaviate here, Redis
+    and SeaweedFS in ``worker``) must not outlive the thread that started it: a killed
+    test run or ``serve`` would otherwise leave orphans holding ports.
+    """
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
@@ -363,7 +367,7 @@ class LocalWeaviate:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call
+                preexec_fn=die_with_parent,  # noqa: PLW1509 - only a prctl call
             )
         try:
             self._wait_ready()

@@ -8,10 +8,7 @@ embedded service keeps its queue and job state across restarts.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -21,21 +18,11 @@ from typing import Self
 
 import redis
 
-_PR_SET_PDEATHSIG = 1
+from storage.local_weaviate import die_with_parent
 
 
 class LocalServiceError(RuntimeError):
     """An embedded server could not be found or did not become ready."""
-
-
-def die_with_parent() -> None:
-    """``preexec_fn``: the kernel sends SIGTERM to the child when its parent dies.
-
-    An embedded server must not outlive the process that started it (a killed test
-    run or ``serve`` would otherwise leave orphans holding ports).
-    """
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:

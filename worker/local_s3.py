@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx
 
-from worker.local_redis import LocalServiceError, ServerProcess, die_with_parent, free_port
+from storage.local_weaviate import die_with_parent
+from worker.local_redis import LocalServiceError, ServerProcess, free_port
 
 
 def find_weed() -> str:
