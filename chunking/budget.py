@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chunking.context import context_lines, fitting_path
+from chunking.context import build_embed_text, context_lines, fitting_path
 from chunking.models import ChunkOptions
 from chunking.tokens import Meter
 from chunking.units import Piece
@@ -55,6 +55,17 @@ class Budget:
                 found = ((), None, None)
             self._contexts[key] = found
         return found
+
+    def embed_text(self, text: str, path: tuple[str, ...], caption: str | None = None) -> str:
+        """Return ``text`` with the context line(s) :meth:`context` chose in front."""
+        shown_path, title, shown_caption = self.context(path, caption)
+        return build_embed_text(
+            text,
+            title=title,
+            heading_path=shown_path,
+            caption=shown_caption,
+            enabled=self.opts.contextualize,
+        )
 
     def context_cost(self, path: tuple[str, ...], caption: str | None = None) -> int:
         """Tokens the context line(s) for ``path`` (and ``caption``) add (cached)."""

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from chunking.budget import Budget, common_path
-from chunking.context import build_embed_text
 from chunking.ids import content_key, sha1_hex
 from chunking.models import ChunkType
 from chunking.split import split_piece, split_span
 from chunking.tables import part_cost, prefill_parts, render_part, split_part, table_id
+from chunking.tokens import Meter
 from chunking.units import Draft, Piece, TablePart
 
 
@@ -151,14 +151,7 @@ def _split_row(rendered: Rendered, budget: Budget) -> Iterator[Rendered]:
 
 
 def _with_text(rendered: Rendered, text: str, budget: Budget) -> Rendered:
-    shown_path, title, caption = budget.context(rendered.heading_path, rendered.caption)
-    embed_text = build_embed_text(
-        text,
-        title=title,
-        heading_path=shown_path,
-        caption=caption,
-        enabled=budget.opts.contextualize,
-    )
+    embed_text = budget.embed_text(text, rendered.heading_path, rendered.caption)
     return replace(
         rendered, text=text, embed_text=embed_text, token_count=budget.meter.exact(embed_text)
     )
@@ -175,16 +168,9 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
     pieces = draft.pieces
     text = join_pieces(pieces)
     path = common_path(pieces)
-    shown_path, title, _ = budget.context(path)
-    embed_text = build_embed_text(
-        text, title=title, heading_path=shown_path, enabled=budget.opts.contextualize
-    )
+    embed_text = budget.embed_text(text, path)
     meter = budget.meter
-    # The context lines end with the newline before ``text``: cost them without it
-    # (the cached form; whitespace is free for an additive counter, and for others
-    # this is only the estimate the final count checks).
-    prefix = embed_text[: len(embed_text) - len(text)].removesuffix("\n")
-    estimate = meter.base + meter.cost(prefix) + sum(meter.cost(p.text) for p in pieces)
+    estimate = _estimate(meter, embed_text, text, sum(meter.cost(p.text) for p in pieces))
     return Rendered(
         text=text,
         embed_text=embed_text,
@@ -195,6 +181,15 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
         token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
         sections=tuple(sorted({p.section for p in pieces})),
     )
+
+
+def _estimate(meter: Meter, embed_text: str, text: str, text_cost: int) -> int:
+    """Additive token estimate of ``embed_text``, given the cost of its ``text`` part."""
+    # The context lines end with the newline before ``text``: cost them without it
+    # (the cached form; whitespace is free for an additive counter, and for others
+    # this is only the estimate the final count checks).
+    prefix = embed_text[: len(embed_text) - len(text)].removesuffix("\n")
+    return meter.base + meter.cost(prefix) + text_cost
 
 
 def join_pieces(pieces: tuple[Piece, ...]) -> str:
@@ -212,20 +207,9 @@ def join_pieces(pieces: tuple[Piece, ...]) -> str:
 def _render_table(part: TablePart, budget: Budget, measure: bool) -> Rendered:
     unit = part.table
     text, markdown, html = render_part(part, budget.opts.table_format)
-    shown_path, title, caption = budget.context(unit.path, unit.caption)
-    embed_text = build_embed_text(
-        text,
-        title=title,
-        heading_path=shown_path,
-        caption=caption,
-        enabled=budget.opts.contextualize,
-    )
+    embed_text = budget.embed_text(text, unit.path, unit.caption)
     meter = budget.meter
-    # The context lines end with the newline before ``text``: cost them without it
-    # (the cached form; whitespace is free for an additive counter, and for others
-    # this is only the estimate the final count checks).
-    prefix = embed_text[: len(embed_text) - len(text)].removesuffix("\n")
-    estimate = meter.base + meter.cost(prefix) + part_cost(part, budget.opts.table_format, meter)
+    estimate = _estimate(meter, embed_text, text, part_cost(part, budget.opts.table_format, meter))
     orders = {unit.element.order}
     if unit.caption_order is not None:
         orders.add(unit.caption_order)

@@ -14,7 +14,6 @@ import itertools
 from collections.abc import Iterable
 
 from chunking.budget import Budget, common_path
-from chunking.context import build_embed_text
 from chunking.emit import Rendered, join_pieces
 from chunking.sections import fold_heading_only_sections
 from chunking.split import split_span
@@ -95,13 +94,10 @@ def _render_parent(
     section: int,
     budget: Budget,
 ) -> Rendered:
-    shown_path, title, _ = budget.context(path)
     limit = budget.hard(path)
     lead = text
     while True:
-        embed_text = build_embed_text(
-            lead, title=title, heading_path=shown_path, enabled=budget.opts.contextualize
-        )
+        embed_text = budget.embed_text(lead, path)
         tokens = budget.meter.exact(embed_text)
         if tokens <= budget.max_tokens or len(lead) <= 1:
             break
