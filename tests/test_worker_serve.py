@@ -96,3 +96,18 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_local_redis_that_cannot_bind_fails_fast_with_its_log(tmp_path):
+    import socket
+
+    from worker.local_redis import LocalRedis, LocalServiceError
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(LocalServiceError, match=rf"redis-server on port {port} exited"):
+            LocalRedis(tmp_path / "r", port=port, persist=False, start_timeout_s=30).start()
+        assert time.monotonic() - started < 15  # the exit is noticed, not the timeout

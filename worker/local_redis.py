@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -57,6 +58,35 @@ class ServerProcess:
     def start(self) -> Self:
         """Start the server and wait until it is ready."""
         raise NotImplementedError
+
+    def _wait_ready(
+        self,
+        ready: Callable[[], bool],
+        *,
+        name: str,
+        log: Path,
+        timeout_s: float,
+        poll_s: float,
+        tail_chars: int = 800,
+    ) -> None:
+        """Poll ``ready`` until it returns True; raise if the process exits or time runs out.
+
+        An exit raises :class:`LocalServiceError` with the end of ``log``; a timeout
+        stops the process first. ``ready`` returns False (never raises) while the
+        server is still coming up.
+        """
+        assert self._proc is not None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self._proc.poll() is not None:
+                tail = log.read_text(errors="replace")[-tail_chars:] if log.exists() else ""
+                raise LocalServiceError(f"{name} exited with code {self._proc.returncode}: {tail}")
+            if ready():
+                return
+            if time.monotonic() > deadline:
+                self.stop()
+                raise LocalServiceError(f"{name} not ready after {timeout_s:.0f}s (log: {log})")
+            time.sleep(poll_s)
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 10 s)."""
@@ -125,26 +155,21 @@ class LocalRedis(ServerProcess):
         ]  # fmt: skip
         self._proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
         client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
-        deadline = time.monotonic() + self.start_timeout_s
+
+        def answers() -> bool:
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
         try:
-            while True:
-                if self._proc.poll() is not None:
-                    log = self.data_dir / "redis.log"
-                    tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
-                    raise LocalServiceError(
-                        f"redis-server exited with code {self._proc.returncode}: {tail}"
-                    )
-                try:
-                    if client.ping():
-                        return self
-                except redis.RedisError:
-                    pass
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise LocalServiceError(
-                        f"redis-server on port {self.port} not ready after "
-                        f"{self.start_timeout_s:.0f}s"
-                    )
-                time.sleep(0.05)
+            self._wait_ready(
+                answers,
+                name=f"redis-server on port {self.port}",
+                log=self.data_dir / "redis.log",
+                timeout_s=self.start_timeout_s,
+                poll_s=0.05,
+            )
         finally:
             client.close()
+        return self

@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -79,21 +78,20 @@ class LocalS3(ServerProcess):
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=die_with_parent
         )
         log.close()
-        deadline = time.monotonic() + self.start_timeout_s
-        while True:
-            if self._proc.poll() is not None:
-                tail = (self.data_dir / "weed.log").read_text(errors="replace")[-1500:]
-                raise LocalServiceError(f"weed mini exited with {self._proc.returncode}: {tail}")
+        listing = f"{self.endpoint_url}/{self.bucket}?list-type=2"
+
+        def lists() -> bool:
             try:
-                resp = httpx.get(f"{self.endpoint_url}/{self.bucket}?list-type=2", timeout=1.0)
-                if resp.status_code == 200:
-                    return self
+                return httpx.get(listing, timeout=1.0).status_code == 200
             except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise LocalServiceError(
-                    f"weed mini S3 on {self.endpoint_url} not ready after "
-                    f"{self.start_timeout_s:.0f}s (log: {self.data_dir / 'weed.log'})"
-                )
-            time.sleep(0.2)
+                return False
+
+        self._wait_ready(
+            lists,
+            name=f"weed mini S3 on {self.endpoint_url}",
+            log=self.data_dir / "weed.log",
+            timeout_s=self.start_timeout_s,
+            poll_s=0.2,
+            tail_chars=1500,
+        )
+        return self
