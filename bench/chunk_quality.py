@@ -45,6 +45,7 @@ from bench.groundtruth import (
     table_kept_whole,
     tokens,
 )
+from bench.options import name_list
 from bench.parse_quality import DEFAULT_CORPUS, group_of, truncated
 from bench.peer_chunkers import PEERS, WordPieceCounter
 from bench.peers import emit, run_worker
@@ -186,7 +187,7 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
         wanted = set(args.docs.split(","))
         docs = [d for d in docs if d.name in wanted or d.stem in wanted]
     counter = WordPieceCounter()
-    names = args.chunkers.split(",") if args.chunkers else list(CHUNKERS)
+    names = args.chunkers or list(CHUNKERS)
     results: dict[str, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmpdir:
         gts: dict[Path, GroundTruth] = {}
@@ -285,7 +286,11 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--chunkers", help=f"comma list (default all: {','.join(CHUNKERS)})")
+    ap.add_argument(
+        "--chunkers",
+        type=name_list(CHUNKERS, "chunkers"),
+        help=f"comma list (default all: {','.join(CHUNKERS)})",
+    )
     ap.add_argument("--docs", help="comma list of document names or stems")
     ap.add_argument("--max-pages", type=int, default=0, help="cut PDFs to N pages (0: all)")
     ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
@@ -300,10 +305,6 @@ def main(argv: list[str] | None = None) -> int:
     if "--worker" in argv:
         return _worker([a for a in argv if a != "--worker"])
     args = _parser().parse_args(argv)
-    unknown = set((args.chunkers or "").split(",")) - set(CHUNKERS) - {""}
-    if unknown:
-        print(f"unknown chunkers: {', '.join(sorted(unknown))}", file=sys.stderr)
-        return 2
     results = run(args)
     print(render(results))
     for name, rows in results.items():

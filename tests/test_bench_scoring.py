@@ -362,3 +362,14 @@ def test_cut_to_fit_keeps_the_longest_prefix_that_fits() -> None:
     assert cut_to_fit(text, ends, count, 5) == "one two three"
     assert cut_to_fit(text, ends, count, 3) == "one"
     assert cut_to_fit(text, ends, count, 2) == ""
+
+
+def test_name_list_keeps_order_and_refuses_unknown_names():
+    import argparse
+
+    from bench.options import name_list
+
+    parse = name_list(["a", "b", "c"], "systems")
+    assert parse("c,a,") == ["c", "a"]
+    with pytest.raises(argparse.ArgumentTypeError, match="unknown systems: x, z"):
+        parse("a,z,x")
