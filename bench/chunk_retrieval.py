@@ -7,8 +7,9 @@ Every system chunks the documents the QA file names (``examples/qa/corpus_qa.jso
   ``chunkweave:fixed+ov64`` (fixed with a 64-token overlap); the embedded text is the
   chunk's ``embed_text`` (context line in front), as in the pipeline;
 - the peers of :mod:`bench.peer_chunkers` (``langchain:recursive`` on pymupdf4llm+layout
-  Markdown, PDF only; ``unstructured:by_title``; ``docling:hybrid``, DOCX only) with the
-  same 256-token budget; embedded text is the peer's own contextualised text where it has
+  Markdown, PDF only; ``unstructured:by_title``; ``docling:hybrid``, DOCX only;
+  ``llamaindex:sentence``, LlamaIndex's reader and SentenceSplitter) with the same
+  256-token budget; embedded text is the peer's own contextualised text where it has
   one (docling's ``contextualize``), else its chunk text.
 
 All chunks are embedded with the default embedder (all-MiniLM-L6-v2 int8, 256 word pieces);

@@ -13,7 +13,16 @@ reports and the pages.
   strategy), ``max_characters=4 * budget`` (it counts characters only);
 - ``docling_hybrid``: docling-core's HybridChunker, ``max_tokens=budget``; the embed text
   is ``contextualize(chunk)`` (headings in front), as docling documents (DOCX only:
-  docling's PDF path needs hub models).
+  docling's PDF path needs hub models);
+- ``llamaindex_sentence``: LlamaIndex's default ingestion path, ``SimpleDirectoryReader``
+  (pypdf text per page for PDF, docx2txt for DOCX) then ``SentenceSplitter`` with
+  ``chunk_size=budget`` tokens, no overlap; the embed text is the node's
+  ``MetadataMode.EMBED`` content (its page label and file path in front), as LlamaIndex
+  embeds it. This is fixed-size sentence packing with no notion of headings or tables;
+- ``llamaindex_sentence_cw``: the same ``SentenceSplitter`` on chunkweave's own parse
+  rendered as Markdown (``chunkweave parse --format md``: headings as ``#`` lines, tables
+  as pipe tables, furniture left out), embed text = chunk text. Same text as chunkweave's
+  strategies, so the difference to them is the chunking alone.
 
 Peer libraries are imported inside the adapters: they exist only in ``bench/.venv-peers``.
 """
@@ -24,6 +33,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.parse_quality import ROOT
 
@@ -113,6 +123,49 @@ def docling_hybrid(path: Path, budget: int) -> list[PeerChunk]:
     return out
 
 
+def llamaindex_sentence(path: Path, budget: int) -> list[PeerChunk]:
+    """LlamaIndex's ``SimpleDirectoryReader`` + ``SentenceSplitter`` with its embed text."""
+    from llama_index.core import SimpleDirectoryReader
+    from llama_index.core.schema import MetadataMode
+
+    docs = SimpleDirectoryReader(input_files=[str(path)]).load_data()
+    out = []
+    for node in _sentence_splitter(budget).get_nodes_from_documents(docs):
+        label = str(node.metadata.get("page_label", ""))
+        pages = (int(label),) if label.isdigit() else ()
+        embed = node.get_content(metadata_mode=MetadataMode.EMBED)
+        out.append(PeerChunk(node.get_content(), embed, (), pages))
+    return out
+
+
+def llamaindex_sentence_cw(path: Path, budget: int) -> list[PeerChunk]:
+    """LlamaIndex's ``SentenceSplitter`` on chunkweave's parse rendered as Markdown."""
+    from llama_index.core import Document
+
+    from parsers import parse_document
+    from worker.cli_parse import to_markdown
+
+    doc = Document(text=to_markdown(parse_document(path)))
+    nodes = _sentence_splitter(budget).get_nodes_from_documents([doc])
+    return [
+        PeerChunk(n.get_content(), n.get_content(), leading_heading(n.get_content())) for n in nodes
+    ]
+
+
+def _sentence_splitter(budget: int) -> Any:  # a llama_index SentenceSplitter (peer venv only)
+    from llama_index.core.node_parser import SentenceSplitter
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(TOKENIZER))
+    tok.no_truncation()
+    # The splitter measures text without special tokens; the embedder adds two.
+    return SentenceSplitter(
+        chunk_size=budget - 2,
+        chunk_overlap=0,
+        tokenizer=lambda text: tok.encode(text, add_special_tokens=False).ids,
+    )
+
+
 PeerFn = Callable[[Path, int], list[PeerChunk]]
 
 #: Peer name -> (file formats it handles, adapter).
@@ -120,4 +173,6 @@ PEERS: dict[str, tuple[frozenset[str], PeerFn]] = {
     "langchain:recursive": (frozenset({"pdf"}), langchain_recursive),
     "unstructured:by_title": (frozenset({"pdf", "docx"}), unstructured_by_title),
     "docling:hybrid": (frozenset({"docx"}), docling_hybrid),
+    "llamaindex:sentence": (frozenset({"pdf", "docx"}), llamaindex_sentence),
+    "llamaindex:sentence/cw-md": (frozenset({"pdf", "docx"}), llamaindex_sentence_cw),
 }
