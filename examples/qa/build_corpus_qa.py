@@ -27,6 +27,9 @@ OTSL = "2305.03393v1-pg9.pdf"
 LP = "layout-parser-paper-with-table.pdf"
 PXC = "interface-config-guide-p93.pdf"
 WT = "word_tables.docx"
+WSAMPLE = "word_sample.docx"
+HB1 = "handbook-1p.docx"
+MP = "multi_page.pdf"
 
 # (doc, kind, question, evidence). Kinds: "table" = the answer is a table cell;
 # "heading" = the evidence passage does not name the topic the question asks
@@ -378,6 +381,238 @@ QUESTIONS: list[tuple[str, str, str, str]] = [
         "What form do if statements take in R?",
         "The language has available a conditional construction of the form",
     ),
+    # --- added 2026-12-01 (seeded draw, see README) ----------------------------------
+    # Where each question comes from was drawn at random (seed 20261201), not chosen.
+    (
+        HB1,
+        "heading",
+        "In the introduction of the trustee handbook, are the Practice Tips mandatory?",
+        "Standing trustees are encouraged to follow Practice Tips identified in this Handbook "
+        "but these are not considered mandatory.",
+    ),
+    (
+        PXC,
+        "heading",
+        "How does internal PXC cross-connect the traffic?",
+        "the egress path is cross-connected to the ingress path in the MAC chip, without the "
+        "need to consume a faceplate port",
+    ),
+    (
+        MP,
+        "heading",
+        "Which other word processing software was notable during the rise of personal "
+        "computers in the 1980s?",
+        "Other notable software from this era included WordPerfect, which was popular among "
+        "legal professionals",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "How can the R command-line editor be turned off?",
+        "It can be disabled (useful for usage with ESS1) using the startup option --no-readline.",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "In the example on determinants of 2 by 2 single-digit matrices, how many are singular?",
+        "It is also perhaps surprising that about 1 in 20 such matrices is singular.",
+    ),
+    (
+        MP,
+        "heading",
+        "Which of the key features that changed word processing was introduced in the 1980s?",
+        "Undo/Redo: Introduced in the 1980s, the ability to undo mistakes and redo actions made "
+        "experimentation and error correction much easier.",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "Does the way R handles filepaths depend on the operating system?",
+        "Some aspects of this are allowed to depend on the OS, and do, even down to the version "
+        "of the OS.",
+    ),
+    (
+        WSAMPLE,
+        "heading",
+        "What can you do once you are swimming in the lake?",
+        "You can relax and look around",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "When constructing a list in R, what happens if the component names are omitted?",
+        "If these names are omitted, the components are numbered only.",
+    ),
+    (
+        MP,
+        "heading",
+        "What cultural impact did word processors have on the need for publishing equipment?",
+        "Writers no longer needed expensive publishing equipment or training in typesetting to "
+        "create polished work.",
+    ),
+    (
+        REDP,
+        "heading",
+        "Why is existing row and column control built on views hard to scale?",
+        "scaling a view-based security solution can be difficult as the amount of data grows and "
+        "the number of users increases.",
+    ),
+    (
+        REDP,
+        "heading",
+        "What does the DB2 for i Center of Excellence offer for Query/400?",
+        "Query/400 modernization for better reporting and analysis capabilities",
+    ),
+    (
+        REDP,
+        "heading",
+        "What is the first of the two security fundamentals?",
+        "First, and most important, is the definition of a company's security policy.",
+    ),
+    (
+        RINTRO,
+        "heading",
+        "What measurement unit does the mar figure-margin graphics parameter use?",
+        "Similar to mai, except the measurement unit is text lines.",
+    ),
+    (
+        REDP,
+        "heading",
+        "How does the DB2 for i Center of Excellence build confident, satisfied clients?",
+        "No one else has the vast consulting experiences, skills sharing and renown service "
+        "offerings to do what we can do for you.",
+    ),
+    (
+        MP,
+        "heading",
+        "In a glimpse into the future of word processors, where might users write and edit?",
+        "users may be able to write and edit in 3D spaces, collaborating in virtual environments",
+    ),
+    (
+        MP,
+        "heading",
+        "Which advancements improved document creation in the pre-digital era of word processing?",
+        "advancements such as carbon paper (for copies) and the electric typewriter (introduced "
+        "by IBM in 1935)",
+    ),
+    (
+        MP,
+        "heading",
+        "In the post-digital era, what made word processing more accessible for people with "
+        "disabilities?",
+        "Speech-to-text capabilities have made word processing more accessible, particularly for "
+        "those with disabilities.",
+    ),
+    (
+        WT,
+        "table",
+        "In the table with horizontal spans in inner columns, which cell is in the Cell 1.0 row "
+        "under Header 0.3?",
+        "Cell 1.3",
+    ),
+    (
+        WSAMPLE,
+        "table",
+        "In the table of things a duck could eat, which food is listed for leaves?",
+        "Ash, Elm, Maple",
+    ),
+    (
+        WSAMPLE,
+        "table",
+        "In the table of things a duck could eat, which food is listed for berries?",
+        "Blueberry, Strawberry, Cranberry",
+    ),
+    (
+        OTSL,
+        "table",
+        "What mAP (0.75) did the model with 4 encoder and 4 decoder layers reach?",
+        "0.853 0.843",
+    ),
+    (
+        LP,
+        "table",
+        "What do the LayoutParser model zoo notes say the TableBank dataset covers?",
+        "Table region on modern scientific and business document",
+    ),
+    (
+        LP,
+        "table",
+        "What do the LayoutParser model zoo notes say about the HJDataset?",
+        "Layouts of history Japanese documents",
+    ),
+    (
+        OTSL,
+        "table",
+        "What TEDs score on all tables did 2 encoder and 4 decoder layers reach?",
+        "0.915 0.931",
+    ),
+    (
+        WSAMPLE,
+        "table",
+        "How many calories per portion do berries have in the table of things a duck could eat?",
+        "150",
+    ),
+    (
+        REDP,
+        "table",
+        "What is the data type of the PACKAGE_VERSION global variable?",
+        "VARCHAR(64)",
+    ),
+    (
+        WSAMPLE,
+        "table",
+        "In the table of things a duck could eat, which food is listed for grain?",
+        "Corn, Buckwheat, Barley",
+    ),
+    (
+        LP,
+        "table",
+        "Which documents does the PRImA dataset of the LayoutParser model zoo cover?",
+        "Layouts of scanned modern magazines and scientific reports",
+    ),
+    (
+        OTSL,
+        "table",
+        "What TEDs score on all tables did the model with 4 encoder and 2 decoder layers reach?",
+        "0.942 0.931",
+    ),
+    (
+        WSAMPLE,
+        "table",
+        "How many calories per portion does grain have in the table of things a duck could eat?",
+        "200",
+    ),
+    (
+        REDP,
+        "table",
+        "What data type does the USER_NAME column of the FUNCTION_USAGE view have?",
+        "VARCHAR(10)",
+    ),
+    (
+        OTSL,
+        "table",
+        "What mAP (0.75) did 4 encoder layers and 2 decoder layers reach?",
+        "0.857 0.824",
+    ),
+    (
+        WT,
+        "table",
+        "In the table with horizontal spans in inner columns, which cell is in the Cell 2.0 row "
+        "under Header 0.3?",
+        "Cell 2.3",
+    ),
+    (
+        REDP,
+        "table",
+        "What does the FUNCTION_ID column of the FUNCTION_USAGE view describe?",
+        "ID of the function.",
+    ),
+    (
+        LP,
+        "table",
+        "What do the LayoutParser model zoo notes say the Newspaper dataset contains?",
+        "Layouts of scanned US newspapers from the 20th century",
+    ),
 ]
 
 _WS = re.compile(r"\s+")
@@ -395,9 +630,9 @@ def main() -> int:
     args = ap.parse_args()
     haystacks: dict[str, list[str]] = {}
     for name in sorted({q[0] for q in QUESTIONS}):
-        doc = parse_document(args.corpus / name)
-        texts = [_norm(e.text) for e in doc.elements]
-        texts += [_norm(cell) for e in doc.elements for row in e.rows or () for cell in row]
+        parsed = parse_document(args.corpus / name)
+        texts = [_norm(e.text) for e in parsed.elements]
+        texts += [_norm(cell) for e in parsed.elements for row in e.rows or () for cell in row]
         haystacks[name] = texts
     missing = [
         (doc, evidence)
