@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pydantic import TypeAdapter
+
 from chunking import baselines
 from chunking.budget import Budget
 from chunking.context import context_lines
@@ -24,6 +26,7 @@ from chunking.semantic import semantic_chunker
 from chunking.tokens import Meter
 from chunking.units import Draft
 from parsers import ParsedDocument
+from parsers.elements import FURNITURE_TYPES
 
 #: The default embedder's input limit (all-MiniLM-L6-v2: 256 word pieces), used
 #: when neither the options nor the caller say what the embedder can read.
@@ -33,6 +36,8 @@ DEFAULT_EMBEDDER_MAX_TOKENS = 256
 CONTEXT_CLIFF_TOKENS = 1800
 #: Default packing target for embedders that read more than this.
 DEFAULT_TARGET_TOKENS = 512
+
+_CHUNKS = TypeAdapter(list[Chunk])
 
 
 def resolve_options(opts: ChunkOptions, embedder_max_tokens: int | None) -> ChunkOptions:
@@ -98,7 +103,7 @@ def chunk_document(
         parents = section_parents(doc.elements, children, budget)
     else:
         groups, parents = [None] * len(children), []
-    return list(_assemble(children, groups, parents, doc, chunker, doc_id, source or doc.path))
+    return _assemble(children, groups, parents, doc, chunker, doc_id, source or doc.path)
 
 
 def _prefill_texts(doc: ParsedDocument, opts: ChunkOptions) -> Iterator[str]:
@@ -106,9 +111,10 @@ def _prefill_texts(doc: ParsedDocument, opts: ChunkOptions) -> Iterator[str]:
     # text; tables are costed by their rendered lines, furniture is left out
     # unless kept) and the plain context line of every heading path.
     paths: set[tuple[str, ...]] = set()
+    skipped = {"table"} if opts.include_furniture else {"table", *FURNITURE_TYPES}
     for el in doc.elements:
         paths.add(el.heading_path)
-        if el.type == "table" or (el.is_furniture and not opts.include_furniture):
+        if el.type in skipped:
             continue
         text = el.text.strip()
         if text:
@@ -147,7 +153,7 @@ def _assemble(
     chunker: str,
     doc_id: str,
     source: str,
-) -> Iterator[Chunk]:
+) -> list[Chunk]:
     # Parents first (children's content keys include their parent's ID); in the
     # output each parent comes right before its first child. Each text is hashed
     # once: its SHA1 is both the chunk's ``content_sha1`` and part of its key.
@@ -168,29 +174,35 @@ def _assemble(
             emitted.add(group)
             ordered.append((parents[group], pid, None, parent_sha1[group]))
         ordered.append((child, cid, pid, sha))
-    for index, (r, cid, pid, sha) in enumerate(ordered):
-        yield Chunk(
-            id=cid,
-            doc_id=doc_id,
-            source=source,
-            text=r.text,
-            embed_text=r.embed_text,
-            type=r.type,
-            heading_path=r.heading_path,
-            page_start=r.pages[0] if r.pages else None,
-            page_end=r.pages[-1] if r.pages else None,
-            pages=r.pages,
-            element_orders=r.element_orders,
-            chunk_index=index,
-            token_count=r.token_count,
-            content_sha1=sha,
-            doc_sha1=doc.sha1,
-            chunker=chunker,
-            table_id=r.table_id,
-            table_row_start=r.table_row_start,
-            table_row_end=r.table_row_end,
-            table_markdown=r.table_markdown,
-            table_html=r.table_html,
-            caption=r.caption,
-            parent_id=pid,
-        )
+    # All chunks are validated in one call (the per-model call overhead is about
+    # a third of validating a chunk).
+    return _CHUNKS.validate_python(
+        [
+            dict(
+                id=cid,
+                doc_id=doc_id,
+                source=source,
+                text=r.text,
+                embed_text=r.embed_text,
+                type=r.type,
+                heading_path=r.heading_path,
+                page_start=r.pages[0] if r.pages else None,
+                page_end=r.pages[-1] if r.pages else None,
+                pages=r.pages,
+                element_orders=r.element_orders,
+                chunk_index=index,
+                token_count=r.token_count,
+                content_sha1=sha,
+                doc_sha1=doc.sha1,
+                chunker=chunker,
+                table_id=r.table_id,
+                table_row_start=r.table_row_start,
+                table_row_end=r.table_row_end,
+                table_markdown=r.table_markdown,
+                table_html=r.table_html,
+                caption=r.caption,
+                parent_id=pid,
+            )
+            for index, (r, cid, pid, sha) in enumerate(ordered)
+        ]
+    )

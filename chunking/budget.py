@@ -122,6 +122,8 @@ def common_path(pieces: tuple[Piece, ...] | list[Piece]) -> tuple[str, ...]:
 
 
 def _prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    if a == b[: len(a)]:
+        return a  # the common case: pieces of one section share (or extend) a path
     n = 0
     while n < len(a) and n < len(b) and a[n] == b[n]:
         n += 1

@@ -23,7 +23,9 @@ from chunking.tokens import Meter
 from chunking.units import Draft, Piece, TablePart
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is built per chunk and none is changed after (``replace`` makes a
+# new one); a frozen dataclass's ``__init__`` costs four times as much.
+@dataclass(slots=True)
 class Rendered:
     """A chunk's fields before identity (``id``, ``chunk_index``) is assigned."""
 
@@ -170,16 +172,29 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
     path = common_path(pieces)
     embed_text = budget.embed_text(text, path)
     meter = budget.meter
-    estimate = _estimate(meter, embed_text, text, sum(meter.cost(p.text) for p in pieces))
+    # One pass over the pieces collects what the fields need.
+    cost_of = meter.cost
+    text_cost = 0
+    pages: set[int] = set()
+    orders: set[int] = set()
+    sections: set[int] = set()
+    for piece in pieces:
+        text_cost += cost_of(piece.text)
+        if piece.page is not None:
+            pages.add(piece.page)
+        orders.add(piece.order)
+        sections.add(piece.section)
+    # The context line in front of prose is the one ``context_cost`` has costed.
+    estimate = meter.base + budget.context_cost(path) + text_cost
     return Rendered(
         text=text,
         embed_text=embed_text,
         type=_prose_type(pieces),
         heading_path=path,
-        pages=tuple(sorted({p.page for p in pieces if p.page is not None})),
-        element_orders=tuple(sorted({p.order for p in pieces})),
+        pages=tuple(sorted(pages)),
+        element_orders=tuple(sorted(orders)),
         token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
-        sections=tuple(sorted({p.section for p in pieces})),
+        sections=tuple(sorted(sections)),
     )
 
 
@@ -194,6 +209,8 @@ def _estimate(meter: Meter, embed_text: str, text: str, text_cost: int) -> int:
 
 def join_pieces(pieces: tuple[Piece, ...]) -> str:
     """Chunk text of prose pieces: list items one per line, other elements by blank lines."""
+    if len(pieces) == 1:
+        return pieces[0].text
     out: list[str] = []
     for i, piece in enumerate(pieces):
         if i:

@@ -22,7 +22,11 @@ import json
 from collections.abc import Iterable
 
 _SEP = "\x1f"  # ASCII unit separator: cannot occur in a SHA1 hex or fingerprint.
-_CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+# The canonical JSON of a content key is ``json.dumps(payload, ensure_ascii=False,
+# sort_keys=True, separators=(",", ":"))``. It is written out directly (keys in
+# sorted order, strings through the json module's own escaper): the same bytes,
+# without building an encoder and sorting a dict for every chunk.
+_JSON_STR = json.encoder.encode_basestring
 
 
 def sha1_hex(text: str) -> str:
@@ -50,16 +54,32 @@ def content_key(
     several times cheaper than JSON-escaping them); ``text_sha1``, when given, must
     be ``sha1_hex(text)`` (the chunk's ``content_sha1``, so it is hashed only once).
     """
-    payload = {
-        "embed_text_sha1": sha1_hex(embed_text),
-        "heading_path": list(heading_path),
-        "pages": list(pages),
-        "parent_id": parent_id,
-        "table": list(table) if table is not None else None,
-        "text_sha1": text_sha1 if text_sha1 is not None else sha1_hex(text),
-        "type": type,
-    }
-    return sha1_hex(_CANONICAL.encode(payload))
+    text_sha1 = text_sha1 if text_sha1 is not None else sha1_hex(text)
+    table_json = (
+        "null"
+        if table is None
+        else f"[{_JSON_STR(table[0])},{int.__repr__(table[1])},{int.__repr__(table[2])}]"
+    )
+    canonical = "".join(
+        (
+            '{"embed_text_sha1":"',
+            sha1_hex(embed_text),
+            '","heading_path":[',
+            ",".join(map(_JSON_STR, heading_path)),
+            '],"pages":[',
+            ",".join(map(int.__repr__, pages)),
+            '],"parent_id":',
+            "null" if parent_id is None else _JSON_STR(parent_id),
+            ',"table":',
+            table_json,
+            ',"text_sha1":',
+            _JSON_STR(text_sha1),
+            ',"type":',
+            _JSON_STR(type),
+            "}",
+        )
+    )
+    return sha1_hex(canonical)
 
 
 def chunk_id(doc_id: str, chunker: str, content: str, occurrence: int) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parsers.elements import Element
+from parsers.elements import FURNITURE_TYPES, Element
 
 #: Longest average label (characters, leaders and page numbers removed) per entry.
 MAX_LABEL_CHARS = 120
@@ -98,19 +98,32 @@ def navigation_orders(elements: Sequence[Element]) -> set[int]:
     furniture never are: a heading such as "Table of Contents" stays, so the
     contents section keeps its (now empty) place.
     """
-    candidates = [e for e in elements if not e.is_furniture and e.text.strip()]
-    flags = [
-        (e.type in ("paragraph", "list_item") and is_navigation_text(e.text))
-        or (e.type == "table" and e.rows is not None and is_navigation_table(e.rows, e.header_rows))
-        for e in candidates
-    ]
-    short = [
-        e.type == "paragraph" and len(e.text.strip()) <= MAX_GROUP_LETTER_CHARS for e in candidates
-    ]
+    # One pass over the candidates (non-furniture elements with text): this runs
+    # on every element of every document, so each is looked at once.
+    orders: list[int] = []
+    flags: list[bool] = []
+    short: list[bool] = []
+    for e in elements:
+        kind = e.type
+        if kind in FURNITURE_TYPES:
+            continue
+        text = e.text.strip()
+        if not text:
+            continue
+        orders.append(e.order)
+        if kind == "paragraph" or kind == "list_item":
+            flags.append(is_navigation_text(text))
+        elif kind == "table":
+            flags.append(e.rows is not None and is_navigation_table(e.rows, e.header_rows))
+        else:
+            flags.append(False)
+        short.append(kind == "paragraph" and len(text) <= MAX_GROUP_LETTER_CHARS)
+    if not any(flags):
+        return set()
     # Group letters come in runs ("A", "I" when two index columns start side by
     # side): spread the flag forwards, then backwards, through runs of short lines.
     for i in range(1, len(flags)):
         flags[i] = flags[i] or (short[i] and flags[i - 1])
     for i in range(len(flags) - 2, -1, -1):
         flags[i] = flags[i] or (short[i] and flags[i + 1])
-    return {e.order for e, flag in zip(candidates, flags, strict=True) if flag}
+    return {order for order, flag in zip(orders, flags, strict=True) if flag}

@@ -247,13 +247,15 @@ def _bind_lead_ins(atoms: list[Atom], budget: Budget) -> Iterator[Atom]:
 
 
 def _introduces(piece: Piece) -> bool:
-    if piece.kind == "heading":
+    kind = piece.kind
+    if kind == "heading":
         return True
-    return (
-        piece.kind == "text"
-        and piece.text.rstrip().endswith(":")
-        and piece.end == len(piece.source.rstrip())
-    )
+    if kind != "text":
+        return False
+    # A piece ending where its element's trimmed text ends: its last character is
+    # that of the element (no slice of the piece's text is needed).
+    end = len(piece.source.rstrip())
+    return piece.end == end and piece.source[end - 1 : end] == ":"
 
 
 def _merge_tiny(drafts: list[Draft], budget: Budget, *, related_only: bool) -> Iterator[Draft]:

@@ -85,7 +85,10 @@ def split_span(
     if budget < 1:
         raise ValueError(f"token budget must be >= 1, got {budget}")
     units = line_spans(text, start, end) if by_lines else sentence_spans(text, start, end)
-    meter.prefill(text[a:b] for a, b in units)
+    if meter.additive and meter.batched:
+        meter.prefill_words(text, start, end)
+    else:
+        meter.prefill(text[a:b] for a, b in units)
     pieces: list[Span] = []
     for unit_start, unit_end in units:
         cost = meter.cost(text[unit_start:unit_end])

@@ -63,8 +63,7 @@ def iter_table_drafts(
     if lines is not None:
         # Additive counter: the body's cost is the sum of its lines' costs (exact),
         # and the data rows are costed as they are rendered.
-        costs = [meter.cost(line) for line in lines.data]
-        fixed = sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
+        fixed, costs = _line_costs(unit, lines, meter)
         whole_cost = caption_cost + fixed + sum(costs)
     else:
         whole_cost = meter.cost(part_text(whole, fmt))
@@ -99,7 +98,7 @@ def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
     high = max(rooms)
     while low < high:
         middle = (low + high) // 2
-        if len(_greedy_starts(costs, rooms, cap=middle)) <= len(fewest):
+        if _fits_in_groups(costs, rooms, middle, len(fewest)):
             high = middle
         else:
             low = middle + 1
@@ -117,6 +116,21 @@ def _greedy_starts(costs: list[int], rooms: tuple[int, int], cap: int) -> list[i
             room = min(rooms[1], cap)
         used += cost
     return starts
+
+
+def _fits_in_groups(costs: list[int], rooms: tuple[int, int], cap: int, most: int) -> bool:
+    # ``len(_greedy_starts(costs, rooms, cap)) <= most``, stopping at the first
+    # group too many (the binary search above asks this for every cap it tries).
+    start, used, groups = 0, 0, 1
+    room = min(rooms[0], cap)
+    for index, cost in enumerate(costs):
+        if index > start and used + cost > room:
+            groups += 1
+            if groups > most:
+                return False
+            start, used, room = index, 0, min(rooms[1], cap)
+        used += cost
+    return True
 
 
 def split_part(part: TablePart) -> tuple[TablePart, TablePart] | None:
@@ -195,11 +209,15 @@ def _body(unit: TableUnit, row_start: int, row_end: int, fmt: TableFormat) -> st
         if lines is not None:
             body = lines.part(row_start, row_end)
     elif fmt == "html" and (row_start, row_end) != (0, data_count):
-        whole = _body(unit, 0, data_count, "html")
-        rows = whole[len("<table>") : -len("</table>")].split("</tr>")[:-1]
+        rows = unit.memo.get("html_rows")
+        if rows is None:
+            # Cut into rows once per table, not once per part.
+            whole = _body(unit, 0, data_count, "html")
+            cut = whole[len("<table>") : -len("</table>")].split("</tr>")[:-1]
+            rows = unit.memo["html_rows"] = [r + "</tr>" for r in cut]
         if len(rows) == len(unit.rows):
             kept = rows[:h] + rows[h + row_start : h + row_end]
-            body = "<table>" + "".join(r + "</tr>" for r in kept) + "</table>"
+            body = "<table>" + "".join(kept) + "</table>"
     if body is None:
         rows_of_part = unit.rows[:h] + unit.rows[h + row_start : h + row_end]
         render = table_to_markdown if fmt == "markdown" else table_to_html
@@ -258,9 +276,21 @@ def part_cost(part: TablePart, fmt: TableFormat, meter: Meter) -> int:
     if lines is None:
         return meter.cost(part_text(part, fmt))
     caption = part.table.caption
+    fixed, costs = _line_costs(part.table, lines, meter)
     total = meter.cost(caption) if part.first and caption else 0
-    total += sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
-    return total + sum(meter.cost(line) for line in lines.data[part.row_start : part.row_end])
+    return total + fixed + sum(costs[part.row_start : part.row_end])
+
+
+def _line_costs(unit: TableUnit, lines: MarkdownLines, meter: Meter) -> tuple[int, list[int]]:
+    """Cost of the header and frame lines, and of each data line (cached on the unit).
+
+    ``lines`` is ``_markdown_lines(unit)``; sizing and every part's cost read these.
+    """
+    found = unit.memo.get("line_costs")
+    if found is None:
+        fixed = sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
+        found = unit.memo["line_costs"] = (fixed, [meter.cost(line) for line in lines.data])
+    return found
 
 
 def prefill_parts(parts: Iterable[TablePart], budget: Budget) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Literal, NamedTuple
 
 from chunking.models import ChunkOptions
 from chunking.navigation import navigation_orders
-from parsers.elements import Element
+from parsers.elements import FURNITURE_TYPES, HEADING_TYPES, Element
 
 PieceKind = Literal[
     "heading", "text", "list_item", "code", "formula", "figure", "caption", "footnote", "furniture"
@@ -131,13 +131,13 @@ def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit
     items = list(elements)
     if not opts.include_furniture:
         navigation = navigation_orders(items)
-        items = [e for e in items if not e.is_furniture and e.order not in navigation]
+        items = [e for e in items if e.type not in FURNITURE_TYPES and e.order not in navigation]
     captions = table_captions(items)
     attached = {c.order for c in captions.values()}
     section = 0
     level = opts.section_level
     for el in items:
-        if el.order in attached:
+        if attached and el.order in attached:
             continue
         kind = el.type
         if (kind == "heading" and (el.level or 1) <= level) or kind == "title":
@@ -150,7 +150,11 @@ def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit
         if not trimmed:
             continue
         start = 0 if trimmed is text else len(text) - len(text.lstrip())
-        path = el.heading_path + (" ".join(trimmed.split()),) if el.is_heading else el.heading_path
+        path = (
+            el.heading_path + (" ".join(trimmed.split()),)
+            if kind in HEADING_TYPES
+            else el.heading_path
+        )
         yield Piece(
             text, start, start + len(trimmed), _KIND_BY_TYPE[kind], el.order, el.page, path, section
         )
@@ -167,15 +171,26 @@ def table_captions(items: list[Element]) -> dict[int, Element]:
     chunk far from its table).
     ``items`` are the elements chunking keeps, in reading order.
     """
-    table_orders = {e.order for e in items if e.type == "table"}
-    captions = {
-        e.ref: e for e in items if e.type == "caption" and e.ref in table_orders and e.text.strip()
-    }
+    # One pass finds the tables (most documents have few or none) and the captions.
+    tables: list[int] = []  # positions in ``items``
+    caption_items: list[Element] = []
+    for index, e in enumerate(items):
+        kind = e.type
+        if kind == "table":
+            tables.append(index)
+        elif kind == "caption":
+            caption_items.append(e)
+    if not tables:
+        return {}
+    table_orders = {items[i].order for i in tables}
+    captions = {e.ref: e for e in caption_items if e.ref in table_orders and e.text.strip()}
     linked = {c.order for c in captions.values()}
-    for before, table in zip(items, items[1:], strict=False):
+    for index in tables:
+        if index == 0:
+            continue
+        before, table = items[index - 1], items[index]
         if (
-            table.type == "table"
-            and table.order not in captions
+            table.order not in captions
             and before.order not in linked
             and _is_title_line(before)
             and before.heading_path == table.heading_path

@@ -116,7 +116,9 @@ def table_to_html(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -> st
     out = ["<table>"]
     for i, row in enumerate(rows):
         tag = "th" if i < header_rows else "td"
-        cells = "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in row)
+        # One join per row (chunking renders every table chunk's HTML with this).
+        between = f"</{tag}><{tag}>"
+        cells = f"<{tag}>{between.join(map(html.escape, row))}</{tag}>" if row else ""
         out.append(f"<tr>{cells}</tr>")
     out.append("</table>")
     return "".join(out)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunking.ids import content_key, sha1_hex
 from chunking.models import Chunk
 from chunking.units import table_captions
 from parsers.document import ParsedDocument
@@ -210,3 +211,35 @@ def test_overlap_keeps_every_word(doc: ParsedDocument, strategy: str) -> None:
     for e in prose_elements(doc):
         for word in e.text.split():
             assert word in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    path=st.lists(st.text(), max_size=4),
+    pages=st.lists(st.integers(min_value=-5, max_value=10_000), max_size=4),
+    table=st.none() | st.tuples(st.text(), st.integers(0, 99), st.integers(0, 99)),
+    parent=st.none() | st.text(),
+    kind=st.text(),
+)
+def test_content_key_hashes_the_canonical_json(path, pages, table, parent, kind):
+    """The hand-written canonical JSON is byte for byte what ``json.dumps`` writes."""
+    payload = {
+        "embed_text_sha1": sha1_hex("e"),
+        "heading_path": path,
+        "pages": pages,
+        "parent_id": parent,
+        "table": list(table) if table is not None else None,
+        "text_sha1": sha1_hex("t"),
+        "type": kind,
+    }
+    canonical = json.dumps(payload, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    key = content_key(
+        text="t",
+        embed_text="e",
+        type=kind,
+        heading_path=tuple(path),
+        pages=tuple(pages),
+        table=table,
+        parent_id=parent,
+    )
+    assert key == sha1_hex(canonical)

@@ -107,6 +107,7 @@ class BatchCounter(HFCounter):
         self.additive = additive
         self.single_calls = 0
         self.batch_calls = 0
+        self.batches: list[list[str]] = []
 
     def count(self, text: str) -> int:
         self.single_calls += 1
@@ -114,6 +115,7 @@ class BatchCounter(HFCounter):
 
     def count_many(self, texts: list[str]) -> list[int]:
         self.batch_calls += 1
+        self.batches.append(list(texts))
         return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts))]
 
 
@@ -147,6 +149,23 @@ def test_batched_counter_is_called_per_document_not_per_element():
         assert counter.single_calls <= 5
         assert counter.batch_calls <= 4
         assert all(c.token_count == TOY.count(c.embed_text) for c in chunks)
+
+
+def test_split_paragraph_words_are_tokenised_once():
+    """An oversized paragraph's words are counted once, not again per sentence and fragment."""
+    text = " ".join(
+        f"Sentence {i} reports revenue growth for segment {i % 7} in the fiscal year."
+        for i in range(60)
+    )
+    doc = make_doc([el("paragraph", text)], title=None)
+    counter = BatchCounter(TOY, additive=True)
+    chunks = chunk_document(doc, resolve_options(ChunkOptions(), 128), counter, doc_id="d")
+    assert len(chunks) > 3
+    # The first batch holds the element texts; whatever is counted after it is the
+    # paragraph's distinct words, each once.
+    later = [w for batch in counter.batches[1:] for text in batch for w in text.split()]
+    assert later and len(later) == len(set(later)) <= len(set(text.split()))
+    assert all(c.token_count == TOY.count(c.embed_text) for c in chunks)
 
 
 def test_additive_meter_is_exact_on_texts_with_unusual_separators():

@@ -223,7 +223,7 @@ class MiniLMEmbedder:
             words_of = [text.split() for text in texts]
         else:
             words_of = [_BERT_WORD.findall(text) for text in texts]
-        distinct = list(dict.fromkeys(w for words in words_of for w in words))
+        distinct = list(dict.fromkeys([w for words in words_of for w in words]))
         pieces = dict(zip(distinct, _pieces_per_word(rt.tokenizer, distinct), strict=True))
         get = pieces.__getitem__
         return [specials + sum(map(get, words)) for words in words_of]
