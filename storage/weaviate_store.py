@@ -183,6 +183,7 @@ class WeaviateStore:
                             ef_construction=self.cfg.hnsw_ef_construction,
                             max_connections=self.cfg.hnsw_max_connections,
                             ef=self.cfg.hnsw_ef,
+                            dynamic_ef_min=self.cfg.hnsw_dynamic_ef_min,
                         )
                     ),
                     multi_tenancy_config=Configure.multi_tenancy(
@@ -255,6 +256,7 @@ class WeaviateStore:
                     pending,
                     batch_size=self.cfg.batch_size,
                     concurrent_requests=self.cfg.concurrent_requests,
+                    client_encoder=self.cfg.encoder == "client",
                 )
                 if live
                 else dict.fromkeys(pending, "server unavailable")

@@ -65,13 +65,19 @@ def test_only_read_properties_are_indexed():
 @pytest.mark.integration
 def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
     cfg = weaviate_cfg.model_copy(
-        update={"hnsw_ef_construction": 48, "hnsw_max_connections": 20, "hnsw_ef": 90}
+        update={
+            "hnsw_ef_construction": 48,
+            "hnsw_max_connections": 20,
+            "hnsw_ef": 90,
+            "hnsw_dynamic_ef_min": 70,
+        }
     )
     st = WeaviateStore.open(cfg, ID16)
     try:
         config = st.client.collections.use(cfg.collection).config.get()
         index = config.vector_config["default"].vector_index_config
         assert (index.ef_construction, index.max_connections, index.ef) == (48, 20, 90)
+        assert index.dynamic_ef_min == 70
         assert parse_schema_version(config.description) == st.schema_version == SCHEMA_VERSION
         stored = {p.name: p for p in config.properties}
         assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
@@ -184,17 +190,18 @@ def test_small_upserts_do_not_wait_for_a_full_batch(store):
 @pytest.mark.integration
 @pytest.mark.slow
 def test_configured_hnsw_recall_matches_weaviate_defaults(weaviate_cfg):
-    # Random Gaussian vectors are the hard case for HNSW: any loss shows here first.
+    # Random Gaussian 384-d vectors are the hard case for HNSW: any loss shows here first.
     rng = np.random.default_rng(3)
-    base = rng.standard_normal((1500, 64), dtype=np.float32)
-    queries = rng.standard_normal((60, 64), dtype=np.float32)
+    base = rng.standard_normal((2500, 384), dtype=np.float32)
+    queries = rng.standard_normal((100, 384), dtype=np.float32)
     unit = base / np.linalg.norm(base, axis=1, keepdims=True)
     exact = np.argsort(-(queries @ unit.T), axis=1)[:, :10]
     chunks = [make_chunk("doc-r", i) for i in range(len(base))]
     ids = [chunk_uuid(c.id) for c in chunks]
-    identity = EmbedderIdentity("random", 64)
+    identity = EmbedderIdentity("random", 384)
     recall = {}
-    for label, update in (("configured", {}), ("weaviate", {"hnsw_ef_construction": 128})):
+    weaviate = {"hnsw_ef_construction": 128, "hnsw_max_connections": 32, "hnsw_dynamic_ef_min": 100}
+    for label, update in (("configured", {}), ("weaviate", weaviate)):
         cfg = weaviate_cfg.model_copy(update={"collection": f"{weaviate_cfg.collection}{label}"})
         st = WeaviateStore.open(cfg.model_copy(update=update), identity)
         try:
@@ -208,5 +215,7 @@ def test_configured_hnsw_recall_matches_weaviate_defaults(weaviate_cfg):
         finally:
             st.client.collections.delete(cfg.collection)
             st.close()
-    assert recall["configured"] >= recall["weaviate"] - 0.03, recall
-    assert recall["configured"] >= 0.85, recall
+    # The configured build is cheaper; its query-time ef floor must buy the recall back
+    # (here ~0.98 vs ~0.97; 0.01 is the run-to-run spread of concurrent graph builds).
+    assert recall["configured"] >= recall["weaviate"] - 0.01, recall
+    assert recall["configured"] >= 0.9, recall
