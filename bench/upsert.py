@@ -2,12 +2,17 @@
 
 Compares, on the same synthetic chunks (384-d deterministic random vectors):
 
-- ``batch``: our path (``WeaviateStore.upsert``: ``insert_many`` slices of ``batch_size``,
-  ``concurrent_requests`` at a time), with the CPU seconds the Weaviate server and this
-  client each spent on it (the two share the machine's cores);
-- ``batch_weaviate_hnsw``: the same into a collection with Weaviate's default HNSW build
-  parameters (efConstruction 128, also chunkweave's default), to show what other
-  settings (``--ef-construction``, ``--max-connections``) save or cost;
+- ``batch``: our path (``WeaviateStore.upsert``: gRPC batch slices of ``batch_size``
+  encoded by :mod:`storage.grpc_batch`, ``concurrent_requests`` at a time), with the CPU
+  seconds the Weaviate server, this client and everything else on the machine each
+  spent meanwhile (they share the machine's cores);
+- ``batch_client_encoder``: the same path with ``encoder="client"`` (objects encoded by
+  weaviate-client's ``insert_many``, as before, instead of :mod:`storage.grpc_batch`),
+  for the client's share of the CPU;
+- ``batch_weaviate_hnsw``: the same into a collection with Weaviate's default HNSW
+  parameters (efConstruction 128, dynamic ef floor 100; chunkweave's until it chose 64
+  and 128), to show what the configured ones (or ``--ef-construction``,
+  ``--max-connections``) save or cost;
 - ``batch_v1``: the write path before chunk schema version 2 (every identifier indexed,
   Weaviate's HNSW defaults, the client's ``batch.fixed_size`` batcher): the "before";
 - ``single``: one ``data.insert`` call per object (on a sample, it is slow);
@@ -16,17 +21,21 @@ Compares, on the same synthetic chunks (384-d deterministic random vectors):
 - ``unchanged``: our re-ingest of the same documents (existing-id lookup, no writes,
   prune of nothing), against our first ingest.
 
-Then the price of the HNSW settings in recall: nearest neighbours from Weaviate vs exact
-(brute-force cosine) ones, for the configured and for Weaviate's default parameters, on
-(a) the random vectors above (the hard case for HNSW) and (b) the real chunks of the
-six shared-corpus documents that ``examples/qa/corpus_qa.jsonl`` asks about, queried with
-its questions. (b) runs the real pipeline (parse, chunk, default embedder, upsert) twice,
-so it also gives the embedder's throughput, the unchanged re-ingest's share of the
-first ingest, and the batch rate with those real vectors (median of three fresh
-collections; real embeddings cluster, so HNSW builds faster than on random vectors).
+Then the price of the HNSW settings in recall (and query time): nearest neighbours from
+Weaviate vs exact (brute-force cosine) ones, for the configured and for Weaviate's
+default parameters, on (a) the random vectors above (the hard case for HNSW) and (b)
+the real chunks of the six shared-corpus documents that ``examples/qa/corpus_qa.jsonl``
+asks about, queried with its questions. (b) runs the real pipeline (parse, chunk,
+default embedder, upsert) twice, so it also gives the embedder's throughput, the
+unchanged re-ingest's share of the first ingest, and the batch rate with those real
+vectors (median of three fresh collections; real embeddings cluster, so HNSW builds
+faster than on random vectors).
 
 Usage: ``python bench/upsert.py [--docs 40] [--chunks-per-doc 100] [--single 300]
-[--no-corpus] [--json PATH]``.
+[--repeats 3] [--no-corpus] [--json PATH]``. ``batch`` and ``batch_client_encoder`` are
+the median of ``--repeats`` runs each (all runs listed under ``*_runs_chunks_per_s``),
+each started in a quiet moment of the machine (waiting up to a minute); ``*_other_cpu_s``
+is what other processes spent during a run (contention on shared cores).
 Starts its own server in a temp dir unless ``CHUNKWEAVE_WEAVIATE__URL`` is set (then
 the server's CPU is not measured).
 """
@@ -64,8 +73,12 @@ from storage.uuids import chunk_uuid  # noqa: E402
 from storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
 
 DIM = 384
-#: Weaviate's own HNSW build defaults (what collections got before chunkweave set them).
-WEAVIATE_HNSW = {"hnsw_ef_construction": 128, "hnsw_max_connections": 32}
+#: Weaviate's own HNSW defaults (what collections got before chunkweave set them).
+WEAVIATE_HNSW = {
+    "hnsw_ef_construction": 128,
+    "hnsw_max_connections": 32,
+    "hnsw_dynamic_ef_min": 100,
+}
 CORPUS = REPO.parent / "shared" / "corpus"
 QA = REPO / "examples" / "qa" / "corpus_qa.jsonl"
 QA_DOCS = (
@@ -190,7 +203,7 @@ def by_doc(chunks: list[Chunk]) -> dict[str, list[Chunk]]:
 
 
 class CpuMeter:
-    """CPU seconds spent by this process and (when known) the server process."""
+    """CPU seconds spent by this process, (when known) the server, and the whole machine."""
 
     def __init__(self, server_pid: int | None) -> None:
         self.me = psutil.Process()
@@ -204,42 +217,118 @@ class CpuMeter:
             theirs.user + theirs.system if theirs else None,
         )
 
+    @staticmethod
+    def machine() -> float:
+        """CPU seconds every process on the machine has spent (the cores' busy time)."""
+        t = psutil.cpu_times()
+        return float(t.user + t.nice + t.system + t.irq + t.softirq + getattr(t, "steal", 0.0))
+
 
 def timed_upsert(
     store: WeaviateStore, chunks: list[Chunk], vectors: Any, meter: CpuMeter
 ) -> dict[str, float]:
-    """Upsert through our path; chunks/s and the CPU split between client and server."""
+    """Upsert through our path; chunks/s and the CPU split between client and server.
+
+    ``other_cpu_s`` is what everything else on the machine spent meanwhile (other
+    users' jobs on shared cores): a run with much of it measured contention.
+    """
     client0, server0 = meter.read()
+    machine0 = meter.machine()
     t = time.perf_counter()
     store.upsert(chunks, vectors)
     wall = time.perf_counter() - t
+    machine1 = meter.machine()
     client1, server1 = meter.read()
     out = {"chunks_per_s": len(chunks) / wall, "client_cpu_s": client1 - client0}
     if server0 is not None and server1 is not None:
         out["server_cpu_s"] = server1 - server0
+        out["other_cpu_s"] = max(
+            0.0, machine1 - machine0 - out["client_cpu_s"] - out["server_cpu_s"]
+        )
     return out
 
 
+def wait_for_quiet(meter: CpuMeter, *, max_wait_s: float = 60.0) -> None:
+    """Wait (at most ``max_wait_s``) for half a second in which the cores are idle.
+
+    On a machine shared with other people's jobs a run that overlaps one measures
+    them too; ``other_cpu_s`` of each run says how much that happened anyway.
+    """
+    deadline = time.monotonic() + max_wait_s
+    while time.monotonic() < deadline:
+        busy = meter.machine()
+        time.sleep(0.5)
+        if meter.machine() - busy < 0.1:
+            return
+
+
+def repeated_upserts(
+    stores: dict[str, WeaviateStore],
+    chunks: list[Chunk],
+    vectors: Any,
+    meter: CpuMeter,
+    repeats: int,
+) -> dict[str, list[dict[str, float]]]:
+    """Time our write path (``batch``) and the client-encoded one, alternating.
+
+    Every run but the first writes into a freshly re-created collection, so each
+    measures the same work; the ``Batch`` collection keeps the last run's objects.
+    Each run waits for a quiet moment first (:func:`wait_for_quiet`).
+    """
+    paths = {"batch": stores["Batch"], "batch_client_encoder": stores["ClientEncoder"]}
+    runs: dict[str, list[dict[str, float]]] = {prefix: [] for prefix in paths}
+    for rep in range(repeats):
+        order = list(paths.items()) if rep % 2 == 0 else list(paths.items())[::-1]
+        for prefix, store in order:
+            if rep:
+                store.client.collections.delete(store.cfg.collection)
+                store.ensure_schema()
+            wait_for_quiet(meter)
+            runs[prefix].append(timed_upsert(store, chunks, vectors, meter))
+    return runs
+
+
 def run(
-    cfg: WeaviateConfig, docs: int, per_doc: int, single: int, server_pid: int | None
-) -> dict[str, float]:
+    cfg: WeaviateConfig,
+    docs: int,
+    per_doc: int,
+    single: int,
+    server_pid: int | None,
+    repeats: int = 3,
+) -> dict[str, Any]:
     chunks = make_chunks(docs, per_doc)
     rng = np.random.default_rng(42)
     array = rng.standard_normal((len(chunks), DIM), dtype=np.float32)
     vectors = array.tolist()
     table = {c.embed_text: v for c, v in zip(chunks, vectors, strict=True)}
     identity = EmbedderIdentity(TableEmbedder.name, DIM)
-    names = {"Batch": {}, "Single": {}, "Naive": {}, "Pipe": {}, "WeaviateHnsw": WEAVIATE_HNSW}
+    names: dict[str, dict[str, Any]] = {
+        "Batch": {},
+        "ClientEncoder": {"encoder": "client"},
+        "Single": {},
+        "Naive": {},
+        "Pipe": {},
+        "WeaviateHnsw": WEAVIATE_HNSW,
+    }
     stores = {
         n: WeaviateStore.open(cfg.model_copy(update={"collection": f"Bench{n}", **u}), identity)
         for n, u in names.items()
     }
     n = len(chunks)
     meter = CpuMeter(server_pid)
-    out: dict[str, float] = {"chunks": n}
+    out: dict[str, Any] = {"chunks": n}
 
-    for key, value in timed_upsert(stores["Batch"], chunks, vectors, meter).items():
-        out[f"batch_{key}"] = value
+    # Each write path ``repeats`` times into a fresh collection, the two alternating;
+    # the median run is reported (one run on 2 shared cores swings by +-30%, and the
+    # first write into a fresh server also pays its warm-up).
+    for prefix, runs in repeated_upserts(stores, chunks, vectors, meter, repeats).items():
+        median = sorted(runs, key=lambda r: r["chunks_per_s"])[len(runs) // 2]
+        out |= {f"{prefix}_{key}": value for key, value in median.items()}
+        out[f"{prefix}_runs_chunks_per_s"] = [round(r["chunks_per_s"]) for r in runs]
+        out[f"{prefix}_runs_other_cpu_s"] = [round(r.get("other_cpu_s", 0.0), 2) for r in runs]
+    out["batch_vs_client_encoder"] = (
+        out["batch_chunks_per_s"] / out["batch_client_encoder_chunks_per_s"]
+    )
     for key, value in timed_upsert(stores["WeaviateHnsw"], chunks, vectors, meter).items():
         out[f"batch_weaviate_hnsw_{key}"] = value
     for key, value in timed_v1_upsert(stores["Batch"], chunks, vectors, meter).items():
@@ -286,10 +375,11 @@ def run(
     # Recall of the HNSW graphs built above, on random queries (k=10).
     queries = rng.standard_normal((200, DIM), dtype=np.float32)
     ids = [chunk_uuid(c.id) for c in chunks]
-    out["random_recall_at_10"] = ann_recall(stores["Batch"], array, ids, queries, 10)
-    out["random_recall_at_10_weaviate_hnsw"] = ann_recall(
-        stores["WeaviateHnsw"], array, ids, queries, 10
-    )
+    # Query time: mean near_vector round trip (client included) over those queries.
+    for suffix, name in (("", "Batch"), ("_weaviate_hnsw", "WeaviateHnsw")):
+        t = time.perf_counter()
+        out[f"random_recall_at_10{suffix}"] = ann_recall(stores[name], array, ids, queries, 10)
+        out[f"random_query_ms{suffix}"] = (time.perf_counter() - t) * 1000 / len(queries)
     for st in stores.values():
         st.client.collections.delete(st.cfg.collection)
     stores["Batch"].client.collections.delete(cfg.ledger_collection)
@@ -441,10 +531,12 @@ def measure(cfg: WeaviateConfig, args: argparse.Namespace, server_pid: int | Non
         "load_before": round(os.getloadavg()[0], 2),
         "hnsw_ef_construction": cfg.hnsw_ef_construction,
         "hnsw_max_connections": cfg.hnsw_max_connections,
+        "hnsw_dynamic_ef_min": cfg.hnsw_dynamic_ef_min,
+        "encoder": cfg.encoder,
         "batch_size": cfg.batch_size,
         "concurrent_requests": cfg.concurrent_requests,
     }
-    result |= run(cfg, args.docs, args.chunks_per_doc, args.single, server_pid)
+    result |= run(cfg, args.docs, args.chunks_per_doc, args.single, server_pid, args.repeats)
     if args.corpus:
         result |= run_corpus(cfg)
     result["load_after"] = round(os.getloadavg()[0], 2)
@@ -456,6 +548,9 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=40)
     parser.add_argument("--chunks-per-doc", type=int, default=100)
     parser.add_argument("--single", type=int, default=300, help="objects for the one-by-one run")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs of each batch path (median reported)"
+    )
     parser.add_argument(
         "--no-corpus",
         dest="corpus",
