@@ -24,8 +24,48 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_binary_lives_in_the_user_cache_by_version(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("CHUNKWEAVE_WEAVIATE_PGO", "off")
     path = binary_path("9.9.9")
     assert path == tmp_path / "chunkweave" / "weaviate" / "v9.9.9" / "weaviate-server"
+
+
+def test_profile_guided_binary_is_cached_per_profile(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    profile = tmp_path / "weaviate.pgo"
+    profile.write_bytes(b"first profile")
+    monkeypatch.setattr(local_weaviate, "PGO_PROFILE", profile)
+    first = binary_path("9.9.9")
+    assert first.parent.name.startswith("v9.9.9-pgo-")
+    assert first.name == "weaviate-server"
+    profile.write_bytes(b"second profile")
+    assert binary_path("9.9.9") != first  # a new profile never reuses a stale build
+
+
+def test_shipped_profile_is_a_go_cpu_profile():
+    # pprof files are gzipped protobuf; go install -pgo refuses anything else.
+    assert local_weaviate.PGO_PROFILE.read_bytes()[:2] == b"\x1f\x8b"
+
+
+@pytest.mark.parametrize("pgo", ["on", "off"])
+def test_build_passes_the_profile_to_go_install(monkeypatch, tmp_path, pgo):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("CHUNKWEAVE_WEAVIATE_PGO", pgo)
+    profile = tmp_path / "weaviate.pgo"
+    profile.write_bytes(b"profile")
+    monkeypatch.setattr(local_weaviate, "PGO_PROFILE", profile)
+    monkeypatch.setattr(local_weaviate.shutil, "which", lambda name: "/usr/bin/go")
+    seen: list[list[str]] = []
+
+    def fake_popen(cmd, **kwargs):
+        seen.append(cmd)
+        raise OSError("not really building")
+
+    monkeypatch.setattr(local_weaviate.subprocess, "Popen", fake_popen)
+    with pytest.raises(OSError, match="not really building"):
+        build("9.9.9", echo=lambda line: None)
+    (cmd,) = seen
+    assert cmd[-1] == f"{local_weaviate.GO_PACKAGE}@v9.9.9"
+    assert (f"-pgo={profile}" in cmd) == (pgo == "on")
 
 
 def test_build_without_go_is_a_clear_error(monkeypatch, tmp_path):

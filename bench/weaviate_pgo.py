@@ -1,0 +1,98 @@
+"""Plain vs profile-guided Weaviate build: batch upsert rate and server CPU, same run.
+
+Usage: ``python bench/weaviate_pgo.py [--repeats 6] [--json bench/results/weaviate_pgo.json]``
+
+Starts two embedded servers of the pinned version, one built plainly
+(``CHUNKWEAVE_WEAVIATE_PGO=off``, built first if missing) and one built with
+``storage/weaviate.pgo`` (see :mod:`storage.local_weaviate`), and writes
+``bench/upsert.py``'s 4,000 synthetic chunks (384-d random vectors) through
+chunkweave's batch path into a fresh collection on each, alternating which goes
+first, each run after a quiet moment. Reports per build the median chunks/s, the
+median server and client CPU seconds, every run, and the ratio of the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from upsert import DIM, CpuMeter, make_chunks, timed_upsert, wait_for_quiet  # noqa: E402
+
+from storage.config import WeaviateConfig  # noqa: E402
+from storage.local_weaviate import LocalWeaviate, ensure_binary, pgo_profile  # noqa: E402
+from storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
+
+
+def binaries() -> dict[str, Path]:
+    """Return the plain and the profile-guided build of the pinned version (built if missing)."""
+    if pgo_profile() is None:
+        raise SystemExit("no PGO profile (storage/weaviate.pgo missing or PGO switched off)")
+    guided = ensure_binary()
+    os.environ["CHUNKWEAVE_WEAVIATE_PGO"] = "off"
+    try:
+        plain = ensure_binary()
+    finally:
+        del os.environ["CHUNKWEAVE_WEAVIATE_PGO"]
+    return {"plain": plain, "pgo": guided}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=6)
+    ap.add_argument("--json", type=Path, help="also write the result here")
+    args = ap.parse_args()
+    chunks = make_chunks(40, 100)
+    vectors = np.random.default_rng(42).standard_normal((len(chunks), DIM), dtype=np.float32)
+    rows = vectors.tolist()
+    runs: dict[str, list[dict[str, float]]] = {"plain": [], "pgo": []}
+    load_before = os.getloadavg()[0]
+    with ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(
+                LocalWeaviate(stack.enter_context(tempfile.TemporaryDirectory()), binary=path)
+            )
+            for name, path in binaries().items()
+        }
+        for rep in range(args.repeats):
+            order = list(servers) if rep % 2 == 0 else list(servers)[::-1]
+            for name in order:
+                server = servers[name]
+                cfg = server.config(WeaviateConfig(collection=f"Pgo{rep}", ledger_collection="L"))
+                store = WeaviateStore.open(cfg, EmbedderIdentity("bench", DIM))
+                meter = CpuMeter(server.pid)
+                wait_for_quiet(meter)
+                runs[name].append(timed_upsert(store, chunks, rows, meter))
+                store.client.collections.delete(cfg.collection)
+                store.close()
+                print(name, {k: round(v, 2) for k, v in runs[name][-1].items()}, file=sys.stderr)
+    result: dict[str, Any] = {"chunks": len(chunks), "repeats": args.repeats}
+    result["load_before"] = round(load_before, 2)
+    for name, rs in runs.items():
+        for key in ("chunks_per_s", "server_cpu_s", "client_cpu_s"):
+            result[f"{name}_{key}"] = round(statistics.median(r[key] for r in rs), 2)
+        result[f"{name}_runs_chunks_per_s"] = [round(r["chunks_per_s"]) for r in rs]
+        result[f"{name}_runs_other_cpu_s"] = [round(r.get("other_cpu_s", 0.0), 2) for r in rs]
+    result["pgo_vs_plain"] = round(result["pgo_chunks_per_s"] / result["plain_chunks_per_s"], 3)
+    result["load_after"] = round(os.getloadavg()[0], 2)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
