@@ -98,39 +98,33 @@ def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
     high = max(rooms)
     while low < high:
         middle = (low + high) // 2
-        if _fits_in_groups(costs, rooms, middle, len(fewest)):
+        if len(_greedy_starts(costs, rooms, cap=middle, most=len(fewest))) <= len(fewest):
             high = middle
         else:
             low = middle + 1
     return _greedy_starts(costs, rooms, cap=low) if low < max(rooms) else fewest
 
 
-def _greedy_starts(costs: list[int], rooms: tuple[int, int], cap: int) -> list[int]:
+def _greedy_starts(
+    costs: list[int], rooms: tuple[int, int], cap: int, most: int | None = None
+) -> list[int]:
+    """Return each group's first row index, filling groups greedily under ``cap``.
+
+    With ``most``, stop at the first group beyond ``most`` (the binary search in
+    :func:`balanced_row_groups` only asks whether a cap fits in so many groups).
+    """
     starts = [0]
     used = 0
     room = min(rooms[0], cap)  # the first group's room; later groups get rooms[1]
     for index, cost in enumerate(costs):
         if index > starts[-1] and used + cost > room:
             starts.append(index)
+            if most is not None and len(starts) > most:
+                return starts
             used = 0
             room = min(rooms[1], cap)
         used += cost
     return starts
-
-
-def _fits_in_groups(costs: list[int], rooms: tuple[int, int], cap: int, most: int) -> bool:
-    # ``len(_greedy_starts(costs, rooms, cap)) <= most``, stopping at the first
-    # group too many (the binary search above asks this for every cap it tries).
-    start, used, groups = 0, 0, 1
-    room = min(rooms[0], cap)
-    for index, cost in enumerate(costs):
-        if index > start and used + cost > room:
-            groups += 1
-            if groups > most:
-                return False
-            start, used, room = index, 0, min(rooms[1], cap)
-        used += cost
-    return True
 
 
 def split_part(part: TablePart) -> tuple[TablePart, TablePart] | None:
