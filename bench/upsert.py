@@ -263,28 +263,26 @@ def wait_for_quiet(meter: CpuMeter, *, max_wait_s: float = 60.0) -> None:
 
 
 def repeated_upserts(
-    stores: dict[str, WeaviateStore],
+    paths: dict[str, tuple[WeaviateStore, CpuMeter]],
     chunks: list[Chunk],
     vectors: Any,
-    meter: CpuMeter,
     repeats: int,
 ) -> dict[str, list[dict[str, float]]]:
-    """Time our write path (``batch``) and the client-encoded one, alternating.
+    """Time each named write path (a store and the meter of its server), alternating.
 
     Every run but the first writes into a freshly re-created collection, so each
-    measures the same work; the ``Batch`` collection keeps the last run's objects.
+    measures the same work; each store's collection keeps its last run's objects.
     Each run waits for a quiet moment first (:func:`wait_for_quiet`).
     """
-    paths = {"batch": stores["Batch"], "batch_client_encoder": stores["ClientEncoder"]}
-    runs: dict[str, list[dict[str, float]]] = {prefix: [] for prefix in paths}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in paths}
     for rep in range(repeats):
         order = list(paths.items()) if rep % 2 == 0 else list(paths.items())[::-1]
-        for prefix, store in order:
+        for name, (store, meter) in order:
             if rep:
                 store.client.collections.delete(store.cfg.collection)
                 store.ensure_schema()
             wait_for_quiet(meter)
-            runs[prefix].append(timed_upsert(store, chunks, vectors, meter))
+            runs[name].append(timed_upsert(store, chunks, vectors, meter))
     return runs
 
 
@@ -321,7 +319,11 @@ def run(
     # Each write path ``repeats`` times into a fresh collection, the two alternating;
     # the median run is reported (one run on 2 shared cores swings by +-30%, and the
     # first write into a fresh server also pays its warm-up).
-    for prefix, runs in repeated_upserts(stores, chunks, vectors, meter, repeats).items():
+    paths = {
+        "batch": (stores["Batch"], meter),
+        "batch_client_encoder": (stores["ClientEncoder"], meter),
+    }
+    for prefix, runs in repeated_upserts(paths, chunks, vectors, repeats).items():
         median = sorted(runs, key=lambda r: r["chunks_per_s"])[len(runs) // 2]
         out |= {f"{prefix}_{key}": value for key, value in median.items()}
         out[f"{prefix}_runs_chunks_per_s"] = [round(r["chunks_per_s"]) for r in runs]

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from upsert import DIM, CpuMeter, make_chunks, timed_upsert, wait_for_quiet  # noqa: E402
+from upsert import DIM, CpuMeter, make_chunks, repeated_upserts  # noqa: E402
 
 from storage.config import WeaviateConfig  # noqa: E402
 from storage.local_weaviate import LocalWeaviate, ensure_binary, pgo_profile  # noqa: E402
@@ -40,13 +40,7 @@ def binaries() -> dict[str, Path]:
     """Return the plain and the profile-guided build of the pinned version (built if missing)."""
     if pgo_profile() is None:
         raise SystemExit("no PGO profile (storage/weaviate.pgo missing or PGO switched off)")
-    guided = ensure_binary()
-    os.environ["CHUNKWEAVE_WEAVIATE_PGO"] = "off"
-    try:
-        plain = ensure_binary()
-    finally:
-        del os.environ["CHUNKWEAVE_WEAVIATE_PGO"]
-    return {"plain": plain, "pgo": guided}
+    return {"plain": ensure_binary(guided=False), "pgo": ensure_binary()}
 
 
 def main() -> int:
@@ -57,27 +51,17 @@ def main() -> int:
     chunks = make_chunks(40, 100)
     vectors = np.random.default_rng(42).standard_normal((len(chunks), DIM), dtype=np.float32)
     rows = vectors.tolist()
-    runs: dict[str, list[dict[str, float]]] = {"plain": [], "pgo": []}
     load_before = os.getloadavg()[0]
     with ExitStack() as stack:
-        servers = {
-            name: stack.enter_context(
-                LocalWeaviate(stack.enter_context(tempfile.TemporaryDirectory()), binary=path)
-            )
-            for name, path in binaries().items()
-        }
-        for rep in range(args.repeats):
-            order = list(servers) if rep % 2 == 0 else list(servers)[::-1]
-            for name in order:
-                server = servers[name]
-                cfg = server.config(WeaviateConfig(collection=f"Pgo{rep}", ledger_collection="L"))
-                store = WeaviateStore.open(cfg, EmbedderIdentity("bench", DIM))
-                meter = CpuMeter(server.pid)
-                wait_for_quiet(meter)
-                runs[name].append(timed_upsert(store, chunks, rows, meter))
-                store.client.collections.delete(cfg.collection)
-                store.close()
-                print(name, {k: round(v, 2) for k, v in runs[name][-1].items()}, file=sys.stderr)
+        paths: dict[str, tuple[WeaviateStore, CpuMeter]] = {}
+        for name, binary in binaries().items():
+            data_dir = stack.enter_context(tempfile.TemporaryDirectory())
+            server = stack.enter_context(LocalWeaviate(data_dir, binary=binary))
+            cfg = server.config(WeaviateConfig(collection="Pgo", ledger_collection="PgoLedger"))
+            store = WeaviateStore.open(cfg, EmbedderIdentity("bench", DIM))
+            stack.callback(store.close)
+            paths[name] = (store, CpuMeter(server.pid))
+        runs = repeated_upserts(paths, chunks, rows, args.repeats)
     result: dict[str, Any] = {"chunks": len(chunks), "repeats": args.repeats}
     result["load_before"] = round(load_before, 2)
     for name, rs in runs.items():

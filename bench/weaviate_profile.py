@@ -48,10 +48,7 @@ def workload(store: WeaviateStore, rounds: int) -> None:
 
     rng = np.random.default_rng(7)
     chunks = make_chunks(40, 100)
-    base = store.cfg.collection
-    for r in range(rounds):
-        store.cfg = store.cfg.model_copy(update={"collection": f"{base}{r}"})
-        store.ensure_schema()
+    for _ in range(rounds):
         vectors = rng.standard_normal((len(chunks), DIM), dtype=np.float32).tolist()
         store.upsert(chunks, vectors)
         store.upsert(chunks, vectors)
@@ -62,6 +59,7 @@ def workload(store: WeaviateStore, rounds: int) -> None:
         for d in range(0, 40, 4):
             store.delete_doc(f"doc-{d}")
         store.client.collections.delete(store.cfg.collection)
+        store.ensure_schema()  # empty again for the next round
 
 
 def main() -> int:

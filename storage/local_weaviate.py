@@ -68,23 +68,32 @@ class LocalWeaviateError(RuntimeError):
     """The local server could not be built, started or reached."""
 
 
-def pgo_profile() -> Path | None:
-    """Return the profile the build uses (``None``: none shipped, or PGO switched off).
+def pgo_profile(guided: bool = True) -> Path | None:
+    """Return the profile the build uses (``None``: unguided, none shipped, or PGO off).
 
     ``CHUNKWEAVE_WEAVIATE_PGO=off`` switches it off.
     """
-    if os.environ.get("CHUNKWEAVE_WEAVIATE_PGO", "").lower() in ("off", "0", "false", "no"):
+    if not guided or os.environ.get("CHUNKWEAVE_WEAVIATE_PGO", "").lower() in (
+        "off",
+        "0",
+        "false",
+        "no",
+    ):
         return None
     return PGO_PROFILE if PGO_PROFILE.is_file() else None
 
 
-def binary_path(version: str = PINNED_VERSION) -> Path:
+def binary_path(version: str = PINNED_VERSION, *, guided: bool = True) -> Path:
     """Where the server binary for ``version`` lives (it may not exist yet).
 
-    A profile-guided build lives in its own folder named after the profile's digest,
-    so a new profile gets a new build and never a stale one.
+    ``guided=False`` names the plain build even where a profile is shipped.
     """
-    profile = pgo_profile()
+    return _binary_for(version, pgo_profile(guided))
+
+
+def _binary_for(version: str, profile: Path | None) -> Path:
+    # A profile-guided build lives in its own folder named after the profile's
+    # digest, so a new profile gets a new build and never a stale one.
     flavour = f"v{version}"
     if profile is not None:
         flavour += f"-pgo-{hashlib.sha256(profile.read_bytes()).hexdigest()[:12]}"
@@ -92,25 +101,35 @@ def binary_path(version: str = PINNED_VERSION) -> Path:
 
 
 def ensure_binary(
-    version: str = PINNED_VERSION, *, echo: Callable[[str], None] | None = None
+    version: str = PINNED_VERSION,
+    *,
+    guided: bool = True,
+    echo: Callable[[str], None] | None = None,
 ) -> Path:
     """Return the cached binary for ``version``, building it first if missing."""
-    path = binary_path(version)
+    path = binary_path(version, guided=guided)
     if path.is_file():
         return path
-    return build(version, echo=echo)
+    return build(version, guided=guided, echo=echo)
 
 
-def build(version: str = PINNED_VERSION, *, echo: Callable[[str], None] | None = None) -> Path:
+def build(
+    version: str = PINNED_VERSION,
+    *,
+    guided: bool = True,
+    echo: Callable[[str], None] | None = None,
+) -> Path:
     """Build the server with ``go install`` into the cache and return its path.
 
-    Builds into a temporary ``GOBIN`` next to the final path and renames the result
-    into place, so a reader never sees a half-written binary. A lock file makes
-    concurrent builders wait for the first one instead of racing. ``echo`` receives
-    progress lines (the Go tool's output); default: stderr.
+    Profile-guided unless ``guided`` is false (see :func:`pgo_profile`). Builds into
+    a temporary ``GOBIN`` next to the final path and renames the result into place,
+    so a reader never sees a half-written binary. A lock file makes concurrent
+    builders wait for the first one instead of racing. ``echo`` receives progress
+    lines (the Go tool's output); default: stderr.
     """
     say = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-    final = binary_path(version)
+    profile = pgo_profile(guided)
+    final = _binary_for(version, profile)
     final.parent.mkdir(parents=True, exist_ok=True)
     go = shutil.which("go")
     if go is None:
@@ -125,12 +144,9 @@ def build(version: str = PINNED_VERSION, *, echo: Callable[[str], None] | None =
             return final
         gobin = Path(tempfile.mkdtemp(prefix=".build-", dir=final.parent))
         try:
-            profile = pgo_profile()
             pgo = [f"-pgo={profile}"] if profile is not None else []
-            guided = f", profile-guided by {profile.name}" if profile is not None else ""
-            say(
-                f"building Weaviate v{version} with go install{guided} (first run only; minutes)..."
-            )
+            how = f", profile-guided by {profile.name}" if profile is not None else ""
+            say(f"building Weaviate v{version} with go install{how} (first run only; minutes)...")
             env = {**os.environ, "CGO_ENABLED": "0", "GOBIN": str(gobin)}
             cmd = [go, "install", "-v", *pgo, f"{GO_PACKAGE}@v{version}"]
             proc = subprocess.Popen(

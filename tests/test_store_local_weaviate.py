@@ -39,6 +39,8 @@ def test_profile_guided_binary_is_cached_per_profile(monkeypatch, tmp_path):
     assert first.name == "weaviate-server"
     profile.write_bytes(b"second profile")
     assert binary_path("9.9.9") != first  # a new profile never reuses a stale build
+    plain = tmp_path / "chunkweave" / "weaviate" / "v9.9.9" / "weaviate-server"
+    assert binary_path("9.9.9", guided=False) == plain
 
 
 def test_shipped_profile_is_a_go_cpu_profile():
