@@ -47,7 +47,7 @@ import numpy as np
 
 from bench.options import name_list
 from bench.parse_quality import DEFAULT_CORPUS, ROOT
-from bench.peer_chunkers import PEERS, TOKENIZER, PeerChunk
+from bench.peer_chunkers import PEERS, PeerChunk, wordpiece_tokenizer
 from storage.evaluate import KS, QAItem, Scores, load_qa, normalize, rank_hits, score
 
 DEFAULT_QA = ROOT / "examples" / "qa" / "corpus_qa.jsonl"
@@ -180,8 +180,6 @@ def _fmt(path: Path) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Chunk, embed, rank and score every selected system; return the JSON payload."""
-    from tokenizers import Tokenizer
-
     from storage.config import EmbedderConfig
     from storage.embedders import make_embedder
 
@@ -195,8 +193,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"documents named by {args.qa} not found: {', '.join(absent)}")
     embedder = make_embedder(EmbedderConfig())
     limit = embedder.max_tokens
-    tok = Tokenizer.from_file(str(TOKENIZER))
-    tok.no_truncation()
+    tok = wordpiece_tokenizer()
     names = args.systems or list(SYSTEMS)
     query_vectors = np.array([embedder.embed_query(q.question) for q in questions])
     cache: dict[str, np.ndarray[Any, Any]] = {}

@@ -51,16 +51,22 @@ class PeerChunk:
     kind: str = "text"
 
 
+def wordpiece_tokenizer() -> Any:
+    """Return the default embedder's WordPiece tokenizer (``tokenizers.Tokenizer``), untruncated."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(TOKENIZER))
+    tok.no_truncation()
+    return tok
+
+
 class WordPieceCounter:
     """The default embedder's tokenizer as a chunkweave ``TokenCounter`` (no truncation)."""
 
     name = "minilm-wordpiece"
 
     def __init__(self) -> None:
-        from tokenizers import Tokenizer
-
-        self._tok = Tokenizer.from_file(str(TOKENIZER))
-        self._tok.no_truncation()
+        self._tok = wordpiece_tokenizer()
 
     def count(self, text: str) -> int:
         """Return the token count of ``text``, special tokens included."""
@@ -154,10 +160,8 @@ def llamaindex_sentence_cw(path: Path, budget: int) -> list[PeerChunk]:
 
 def _sentence_splitter(budget: int) -> Any:  # a llama_index SentenceSplitter (peer venv only)
     from llama_index.core.node_parser import SentenceSplitter
-    from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(TOKENIZER))
-    tok.no_truncation()
+    tok = wordpiece_tokenizer()
     # The splitter measures text without special tokens; the embedder adds two.
     return SentenceSplitter(
         chunk_size=budget - 2,
