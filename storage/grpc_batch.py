@@ -29,8 +29,10 @@ from weaviate.proto.v1 import batch_pb2
 
 #: A 1-d vector: a list or tuple of floats, or a numpy row of any float dtype.
 Vector = Sequence[float] | np.ndarray[Any, Any]
-#: One object to write: its UUID, its properties and its vector (``None``: no vector).
-Item = tuple[str, tuple[Mapping[str, Any], Vector | None]]
+#: One object's properties and its vector (``None``: no vector).
+Pending = tuple[Mapping[str, Any], Vector | None]
+#: One object to write: its UUID, its properties and its vector.
+Item = tuple[str, Pending]
 
 
 def vector_bytes(vector: Vector) -> bytes:

@@ -28,11 +28,9 @@ from weaviate.exceptions import (
 )
 
 from storage.config import WeaviateConfig
-from storage.grpc_batch import BatchSender, Item, Vector
+from storage.grpc_batch import BatchSender, Item, Pending, Vector
 
 T = TypeVar("T")
-#: One object to write: its properties and its vector (``None``: no vector).
-Pending = tuple[dict[str, Any], Sequence[float] | None]
 
 
 class StoreError(RuntimeError):
