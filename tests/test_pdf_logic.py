@@ -10,27 +10,14 @@ from parsers.pdf_furniture import is_page_number, signature
 from parsers.pdf_grid import find_grid_tables
 from parsers.pdf_headings import keys_match, match_key, numbering_depth, rank_styles
 from parsers.pdf_order import find_gutters, reading_order
-from parsers.pdf_text import Line, clean_text, join_lines
+from parsers.pdf_text import clean_text, join_lines
+from tests.pdf_helpers import make_line
 
 
 @dataclass
 class Box:
     name: str
     bbox: tuple[float, float, float, float]
-
-
-def _line(
-    text: str, x0: float, y0: float, x1: float, size: float = 10.0, bold: bool = False
-) -> Line:
-    return Line(
-        text=text,
-        bbox=(x0, y0, x1, y0 + size),
-        size=size,
-        bold=bold,
-        mono=False,
-        block=0,
-        chars=len(text),
-    )
 
 
 def test_numbering_depth() -> None:
@@ -120,16 +107,16 @@ def test_finished_sentences_are_not_joined() -> None:
 
 def test_grid_table_from_aligned_lines() -> None:
     lines = [
-        _line("LINE", 50, 100, 80, bold=True),
-        _line("POSITION", 150, 100, 200, bold=True),
-        _line("DESCRIPTION", 250, 100, 320, bold=True),
+        make_line("LINE", 50, 100, 80, bold=True),
+        make_line("POSITION", 150, 100, 200, bold=True),
+        make_line("DESCRIPTION", 250, 100, 320, bold=True),
     ]
     for i, (a, b, c) in enumerate(
         [("1", "01-05", "Command code"), ("1", "06", "Definer"), ("2", "07-08", "MFT")]
     ):
         y = 120 + 20 * i
-        lines += [_line(a, 50, y, 56), _line(b, 150, y, 180), _line(c, 250, y, 330)]
-    lines.append(_line("A = adjustments", 262, 172, 340))  # continues the cell above
+        lines += [make_line(a, 50, y, 56), make_line(b, 150, y, 180), make_line(c, 250, y, 330)]
+    lines.append(make_line("A = adjustments", 262, 172, 340))  # continues the cell above
     tables = find_grid_tables(lines, page_no=3)
     assert len(tables) == 1
     t = tables[0]
@@ -140,5 +127,5 @@ def test_grid_table_from_aligned_lines() -> None:
 
 
 def test_plain_text_is_not_a_grid() -> None:
-    lines = [_line(f"Body line {i} of a paragraph.", 72, 100 + 12 * i, 500) for i in range(20)]
+    lines = [make_line(f"Body line {i} of a paragraph.", 72, 100 + 12 * i, 500) for i in range(20)]
     assert find_grid_tables(lines, page_no=1) == []

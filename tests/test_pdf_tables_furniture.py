@@ -15,26 +15,15 @@ from parsers.pdf_grid import find_grid_tables
 from parsers.pdf_leaders import find_leader_tables
 from parsers.pdf_pairs import find_pair_tables
 from parsers.pdf_text import Line
+from tests.pdf_helpers import make_line
 
 
 def _parse(path: Path, **kw: Any) -> ParsedDocument:
     return parse_pdf(path, ParseOptions(**kw))
 
 
-def _line(text: str, x0: float, y0: float, x1: float, size: float = 10.0) -> Line:
-    return Line(
-        text=text,
-        bbox=(x0, y0, x1, y0 + size),
-        size=size,
-        bold=False,
-        mono=False,
-        block=0,
-        chars=len(text),
-    )
-
-
 def _leader(entry: str, ref: str, x0: float, y0: float, x1: float = 450.0) -> Line:
-    return _line(f"{entry} . . . . . . . . . . . . {ref}", x0, y0, x1)
+    return make_line(f"{entry} . . . . . . . . . . . . {ref}", x0, y0, x1)
 
 
 def _tables(doc: ParsedDocument) -> list[Element]:
@@ -76,11 +65,11 @@ def test_contents_entries_with_short_leaders_join_the_table(corpus: Path) -> Non
 def test_leader_lines_make_rows_with_wrapped_entries_and_side_pieces() -> None:
     lines = [
         _leader("1 Introduction", "1", 90, 100),
-        _line("2 A long chapter title that wraps onto", 90, 112, 400),
+        make_line("2 A long chapter title that wraps onto", 90, 112, 400),
         _leader("a second line", "5", 90, 124),
         # the reference printed as its own piece to the right of the leaders
-        _line("3 Methods . . . . . . . . . . . .", 90, 136, 420),
-        _line("9", 440, 136, 446),
+        make_line("3 Methods . . . . . . . . . . . .", 90, 136, 420),
+        make_line("9", 440, 136, 446),
         _leader("4 Results", "xii", 90, 148),
     ]
     tables = find_leader_tables(lines, page_no=3)
@@ -96,11 +85,11 @@ def test_leader_lines_make_rows_with_wrapped_entries_and_side_pieces() -> None:
 
 def test_index_letter_headings_split_tables_and_stay_text() -> None:
     lines = [
-        _line("A", 90, 80, 100, size=13),
+        make_line("A", 90, 80, 100, size=13),
         _leader("abline", "71", 90, 100, 297),
         _leader("ace", "67", 90, 112, 297),
         _leader("anova", "56, 63", 90, 124, 297),
-        _line("B", 90, 150, 100, size=13),
+        make_line("B", 90, 150, 100, size=13),
         _leader("boxplot", "40", 90, 170, 297),
         _leader("break", "44", 90, 182, 297),
         _leader("bruto", "67", 90, 194, 297),
@@ -117,9 +106,9 @@ def test_index_letter_headings_split_tables_and_stay_text() -> None:
 
 def test_prose_with_dots_is_not_a_contents_table() -> None:
     lines = [
-        _line("The values are 1.2.3 and so on...", 90, 100, 400),
-        _line("See section 4. . 5 more lines follow here and end", 90, 112, 400),
-        _line("with an ellipsis … and a number 7 in the text", 90, 124, 400),
+        make_line("The values are 1.2.3 and so on...", 90, 100, 400),
+        make_line("See section 4. . 5 more lines follow here and end", 90, 112, 400),
+        make_line("with an ellipsis … and a number 7 in the text", 90, 124, 400),
     ]
     assert find_leader_tables(lines, page_no=1) == []
 
@@ -152,22 +141,22 @@ def test_page_number_above_a_wide_bottom_margin_is_a_footer(corpus: Path, mode: 
 
 
 def test_outer_marker_needs_an_edge_line_alone_and_apart() -> None:
-    body = [_line(f"line {i} of the body text", 100, 100 + 12 * i, 480) for i in range(20)]
-    number = _line("12", 300, 700, 310)
+    body = [make_line(f"line {i} of the body text", 100, 100 + 12 * i, 480) for i in range(20)]
+    number = make_line("12", 300, 700, 310)
     assert outer_marker([*body, number], page_height=842) == (20, "bottom")
     # Too far from the bottom edge (above the wider band).
-    high = _line("12", 300, 400, 310)
+    high = make_line("12", 300, 400, 310)
     assert outer_marker([*body[:10], high], page_height=842) is None
     # Close under the text: a number in the text, not a page number.
-    close = _line("12", 300, body[-1].bbox[3] + 4, 310)
+    close = make_line("12", 300, body[-1].bbox[3] + 4, 310)
     assert outer_marker([*body, close], page_height=842) is None
     # Sharing its row with other text.
-    beside = _line("Total", 100, 700, 140)
+    beside = make_line("Total", 100, 700, 140)
     assert outer_marker([*body, number, beside], page_height=842) is None
     # Not a page number nor a document code.
-    assert outer_marker([*body, _line("Total", 300, 700, 340)], page_height=842) is None
-    assert outer_marker([*body, _line("NOTE 1", 300, 700, 340)], page_height=842) is None
-    assert outer_marker([*body, _line("REDP-5110-00", 300, 700, 360)], page_height=842) == (
+    assert outer_marker([*body, make_line("Total", 300, 700, 340)], page_height=842) is None
+    assert outer_marker([*body, make_line("NOTE 1", 300, 700, 340)], page_height=842) is None
+    assert outer_marker([*body, make_line("REDP-5110-00", 300, 700, 360)], page_height=842) == (
         20,
         "bottom",
     )
@@ -189,7 +178,7 @@ def test_grid_with_centred_cells_and_a_header_set_above() -> None:
     for i, (a, b, c) in enumerate(data):
         y = 138 + 19 * i
         x_b = 215 if "-" in b else 222.4  # two-digit positions are right-aligned
-        lines += [_line(a, 130, y, 135), _line(b, x_b, y, 241), _line(c, 280, y, 400)]
+        lines += [make_line(a, 130, y, 135), make_line(b, x_b, y, 241), make_line(c, 280, y, 400)]
     tables = find_grid_tables(lines, page_no=7)
     assert len(tables) == 1
     rows = tables[0].rows or ()
@@ -261,7 +250,7 @@ def test_margin_headings_beside_prose_are_not_a_table(corpus: Path) -> None:
 
 def test_pairs_need_short_keys_and_no_code_comments() -> None:
     def pair(key: str, value: str, y: float, kx1: float = 160.0) -> list[Line]:
-        return [_line(key, 100, y, kx1), _line(value, 240, y, 330)]
+        return [make_line(key, 100, y, kx1), make_line(value, 240, y, 330)]
 
     table = [*pair("alpha", "first letter", 100), *pair("beta", "second", 112)]
     table += pair("gamma", "third letter", 124)
