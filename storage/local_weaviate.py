@@ -399,6 +399,8 @@ class LocalWeaviate:
             self._lock = None
 
     def _spawn(self) -> None:
+        if self.binary is not None and not self.binary.is_file():
+            raise LocalWeaviateError(f"Weaviate server binary not found: {self.binary}")
         binary = self.binary or ensure_binary(self.version)
         self._ports = self._choose_ports()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -77,6 +77,13 @@ def test_build_without_go_is_a_clear_error(monkeypatch, tmp_path):
         build("9.9.9", echo=lambda line: None)
 
 
+def test_a_given_binary_that_is_missing_is_a_clear_error(tmp_path):
+    missing = tmp_path / "no-such-weaviate-server"
+    server = local_weaviate.LocalWeaviate(tmp_path / "data", binary=missing)
+    with pytest.raises(LocalWeaviateError, match="binary not found: .*no-such-weaviate-server"):
+        server.start()
+
+
 def test_picked_ports_are_distinct_including_companions():
     ports = Ports.pick()
     used = [ports.http, ports.grpc, ports.gossip, ports.gossip + 1, ports.raft, ports.raft + 1]
