@@ -97,6 +97,26 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
     Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
 )
 
+#: The properties of the keyword (BM25) index, the keyword half of hybrid search.
+KEYWORD_PROPERTIES: frozenset[str] = frozenset(
+    p.name for p in CHUNK_PROPERTIES if p.indexSearchable
+)
+
+
+def collection_properties(keyword_index: bool = True) -> list[Property]:
+    """Return the properties a new chunk collection is created with.
+
+    Without ``keyword_index`` nothing is searchable: no BM25 index is written, and
+    the collection answers vector searches only (``WeaviateConfig.keyword_index``).
+    """
+    if keyword_index:
+        return list(CHUNK_PROPERTIES)
+    return [
+        p.model_copy(update={"indexSearchable": False}) if p.name in KEYWORD_PROPERTIES else p
+        for p in CHUNK_PROPERTIES
+    ]
+
+
 #: Properties ``chunkweave search --filter KEY=VALUE`` accepts (the filterable ones).
 FILTERABLE_PROPERTIES: frozenset[str] = frozenset(
     p.name for p in CHUNK_PROPERTIES if p.indexFilterable

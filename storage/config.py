@@ -50,6 +50,12 @@ class WeaviateConfig(BaseModel):
     #: (weaviate-client's ``insert_many``, the fallback should a client or server
     #: version ever disagree with ours). Both send the same gRPC request.
     encoder: Literal["chunkweave", "client"] = "chunkweave"
+    #: The keyword (BM25) index on ``text``, ``heading_path`` and ``caption``: the
+    #: keyword half of hybrid search. It is about 45% of Weaviate's CPU per written
+    #: chunk (bench/upsert.py, the shared corpus's real chunks); off, writes are ~1.7x
+    #: faster and search is vector-only. Applied when chunkweave creates the chunk
+    #: collection; an existing collection keeps what it was created with.
+    keyword_index: bool = True
 
 
 class EmbedderConfig(BaseModel):

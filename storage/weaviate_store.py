@@ -25,10 +25,11 @@ from weaviate.exceptions import WeaviateBaseError
 
 from chunking.models import Chunk
 from storage.chunk_schema import (
-    CHUNK_PROPERTIES,
+    KEYWORD_PROPERTIES,
     SCHEMA_VERSION,
     EmbedderIdentity,
     chunk_properties,
+    collection_properties,
     identity_description,
     parse_identity,
     parse_schema_version,
@@ -101,6 +102,8 @@ class WeaviateStore:
         self.page_size = _PAGE
         #: Layout version of the chunk collection (read by :meth:`ensure_schema`).
         self.schema_version = SCHEMA_VERSION
+        #: Whether the collection has the keyword (BM25) index (read by :meth:`ensure_schema`).
+        self.keyword_index = cfg.keyword_index
 
     @classmethod
     def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
@@ -162,7 +165,9 @@ class WeaviateStore:
         """Create the chunk collection if missing; refuse one it cannot safely use.
 
         A new collection records the embedder identity and :data:`SCHEMA_VERSION` in
-        its description and gets the HNSW build parameters of the config. An existing
+        its description and gets the HNSW build parameters and the keyword index
+        choice of the config; an existing one keeps its own (:attr:`keyword_index`
+        says which it has). An existing
         one must hold this embedder's vectors (:class:`EmbedderMismatchError`
         otherwise) and a schema version this code knows: a newer version is an error;
         version 1 (every identifier indexed, Weaviate's HNSW defaults) has every index
@@ -172,12 +177,12 @@ class WeaviateStore:
         """
         name = self.cfg.collection
 
-        def _ensure() -> int | None:
+        def _ensure() -> tuple[int | None, bool]:
             if not self.client.collections.exists(name):
                 self.client.collections.create(
                     name,
                     description=identity_description(self.identity),
-                    properties=list(CHUNK_PROPERTIES),
+                    properties=collection_properties(self.cfg.keyword_index),
                     vector_config=Configure.Vectors.self_provided(
                         vector_index_config=Configure.VectorIndex.hnsw(
                             ef_construction=self.cfg.hnsw_ef_construction,
@@ -192,7 +197,7 @@ class WeaviateStore:
                     if self.cfg.multi_tenancy
                     else None,
                 )
-                return SCHEMA_VERSION
+                return SCHEMA_VERSION, self.cfg.keyword_index
             config = self.client.collections.use(name).config.get(simple=True)
             recorded = parse_identity(config.description)
             if recorded is None:
@@ -206,10 +211,13 @@ class WeaviateStore:
                     f"embedder is {self.identity}; use another collection name "
                     "(CHUNKWEAVE_WEAVIATE__COLLECTION) or delete the collection first"
                 )
-            return parse_schema_version(config.description)
+            keyword = any(
+                p.index_searchable and p.name in KEYWORD_PROPERTIES for p in config.properties
+            )
+            return parse_schema_version(config.description), keyword
 
         try:
-            version = self.retry(f"creating collection {name}", _ensure)
+            version, self.keyword_index = self.retry(f"creating collection {name}", _ensure)
             self.ensure_tenant(name)
         except WeaviateBaseError as err:
             raise StoreError(f"creating collection {name}: {err}") from err
@@ -374,15 +382,23 @@ class WeaviateStore:
     ) -> list[Hit]:
         """Top ``k`` chunks for ``query``: hybrid (BM25 + vector), vector-only, or BM25.
 
-        Without a ``vector`` (the ``none`` embedder) the search is BM25 only.
+        Without a ``vector`` (the ``none`` embedder) the search is BM25 only. On a
+        collection without the keyword index (:attr:`keyword_index`) a hybrid search
+        is vector-only, and one without a vector raises :class:`StoreError`.
         """
+        if vector is None and not self.keyword_index:
+            raise StoreError(
+                f"collection {self.cfg.collection!r} has no keyword index "
+                "(created with keyword_index off) and the embedder makes no query "
+                "vectors: there is nothing to search with"
+            )
         query_api = self.collection().query
         meta = MetadataQuery(score=True, distance=True)
 
         def _run() -> Any:
             if vector is None:
                 return query_api.bm25(query=query, limit=k, filters=where, return_metadata=meta)
-            if hybrid:
+            if hybrid and self.keyword_index:
                 return query_api.hybrid(
                     query=query, vector=list(vector), limit=k, filters=where, return_metadata=meta
                 )

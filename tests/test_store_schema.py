@@ -16,6 +16,7 @@ from weaviate.classes.query import Filter
 from storage.chunk_schema import (
     CHUNK_PROPERTIES,
     FILTERABLE_PROPERTIES,
+    KEYWORD_PROPERTIES,
     SCHEMA_VERSION,
     chunk_properties,
     identity_description,
@@ -54,6 +55,7 @@ def test_only_read_properties_are_indexed():
     searchable = {n for n, p in by_name.items() if p.indexSearchable}
     assert searchable == {"text", "heading_path", "caption"}
     assert {"doc_id", "chunk_index", "source", "type", "pages"} <= FILTERABLE_PROPERTIES
+    assert searchable == KEYWORD_PROPERTIES
     unread = {"chunk_id", "content_sha1", "doc_sha1", "chunker", "token_count", "ingested_at"}
     assert not unread & FILTERABLE_PROPERTIES
     assert not any(p.indexRangeFilters for p in CHUNK_PROPERTIES)
@@ -79,6 +81,7 @@ def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
         assert (index.ef_construction, index.max_connections, index.ef) == (48, 20, 90)
         assert index.dynamic_ef_min == 70
         assert parse_schema_version(config.description) == st.schema_version == SCHEMA_VERSION
+        assert st.keyword_index is True
         stored = {p.name: p for p in config.properties}
         assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
         assert {n for n, p in stored.items() if p.index_searchable} == {
@@ -86,6 +89,33 @@ def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
             "heading_path",
             "caption",
         }
+    finally:
+        st.client.collections.delete(cfg.collection)
+        st.close()
+
+
+@pytest.mark.integration
+def test_keyword_index_off_writes_no_bm25_index_and_searches_by_vector(weaviate_cfg):
+    cfg = weaviate_cfg.model_copy(update={"keyword_index": False})
+    st = WeaviateStore.open(cfg, ID16)
+    try:
+        stored = {
+            p.name: p for p in st.client.collections.use(cfg.collection).config.get().properties
+        }
+        assert not any(p.index_searchable for p in stored.values())
+        assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
+        chunks = [make_chunk("doc-a", i, text=f"topic {w} details") for i, w in enumerate("xyz")]
+        st.upsert(chunks, vectors(chunks))
+        target = chunks[1]
+        # Hybrid is asked for; the collection can only answer by vector.
+        hits = st.search("topic y details", det_vector(target.embed_text, 16), k=1)
+        assert [h.uuid for h in hits] == [chunk_uuid(target.id)]
+        with pytest.raises(StoreError, match="no keyword index"):
+            st.search("topic y", None, k=1)
+        # Reopened with the default config, the collection keeps what it was created with.
+        again = WeaviateStore(st.client, weaviate_cfg, ID16)
+        again.ensure_schema()
+        assert again.keyword_index is False
     finally:
         st.client.collections.delete(cfg.collection)
         st.close()

@@ -265,6 +265,12 @@ def search(query: str, k: int, filters: tuple[str, ...], hybrid: bool, as_json: 
         store, embedder = _open_store(settings, wcfg)
         try:
             vector = embedder.embed_query(query) if embedder.dimension else None
+            if hybrid and vector is not None and not store.keyword_index:
+                click.echo(
+                    f"note: collection {wcfg.collection} has no keyword index; "
+                    "searching by vector only",
+                    err=True,
+                )
             hits = store.search(query, vector, k=k, where=where, hybrid=hybrid)
         finally:
             store.close()
