@@ -116,3 +116,32 @@ def test_search_filter_on_an_unindexed_property_is_refused_before_connecting():
     assert result.exit_code == 2
     assert "'chunker' is not a filterable chunk property" in result.output
     assert "doc_id" in result.output
+
+
+def test_keyword_index_off_from_the_environment_gives_vector_only_search(
+    weaviate_cfg, corpus, tmp_path
+):
+    collection = weaviate_cfg.collection + "NoBm25"
+    env = {
+        **os.environ,
+        "CHUNKWEAVE_WEAVIATE__URL": weaviate_cfg.url,
+        "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(weaviate_cfg.grpc_port),
+        "CHUNKWEAVE_WEAVIATE__COLLECTION": collection,
+        "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection + "NoBm25",
+        "CHUNKWEAVE_WEAVIATE__KEYWORD_INDEX": "false",
+    }
+    doc = corpus / "word_tables.docx"
+    try:
+        ingest = [CHUNKWEAVE, "ingest", str(doc), "--workers", "1", "--json"]
+        run = subprocess.run(ingest, env=env, cwd=ROOT, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        search = [CHUNKWEAVE, "search", "table", "-k", "1", "--json"]
+        found = subprocess.run(search, env=env, cwd=ROOT, capture_output=True, text=True)
+        assert found.returncode == 0, found.stderr
+        assert f"collection {collection} has no keyword index" in found.stderr
+        assert json.loads(found.stdout)[0]["source"] == str(doc)
+    finally:
+        from storage.weaviate_client import connect
+
+        with connect(weaviate_cfg) as client:
+            client.collections.delete([collection, weaviate_cfg.ledger_collection + "NoBm25"])
