@@ -254,7 +254,12 @@ def _parse_filters(items: Sequence[str]) -> Any:
     multiple=True,
     help="KEY=VALUE on a filterable chunk property (doc_id, source, type, pages, ...).",
 )
-@click.option("--hybrid/--vector", default=True, help="Hybrid (BM25 + vector) or vector only.")
+@click.option(
+    "--hybrid/--vector",
+    default=True,
+    help="Hybrid (BM25 + vector) or vector only (a collection without the keyword "
+    "index is always searched by vector).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 @friendly_errors
 def search(query: str, k: int, filters: tuple[str, ...], hybrid: bool, as_json: bool) -> None:
