@@ -291,6 +291,21 @@ def repeated_upserts(
     return runs
 
 
+def summarize_runs(runs: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
+    """Flatten :func:`repeated_upserts`' runs: per path, the run with the median rate.
+
+    Keys are ``{path}_{measure}`` for that run, plus every run's rate and other
+    processes' CPU (``{path}_runs_chunks_per_s``, ``{path}_runs_other_cpu_s``).
+    """
+    out: dict[str, Any] = {}
+    for prefix, rs in runs.items():
+        median = sorted(rs, key=lambda r: r["chunks_per_s"])[len(rs) // 2]
+        out |= {f"{prefix}_{key}": value for key, value in median.items()}
+        out[f"{prefix}_runs_chunks_per_s"] = [round(r["chunks_per_s"]) for r in rs]
+        out[f"{prefix}_runs_other_cpu_s"] = [round(r.get("other_cpu_s", 0.0), 2) for r in rs]
+    return out
+
+
 def run(
     cfg: WeaviateConfig,
     docs: int,
@@ -328,11 +343,7 @@ def run(
         "batch": (stores["Batch"], meter),
         "batch_client_encoder": (stores["ClientEncoder"], meter),
     }
-    for prefix, runs in repeated_upserts(paths, chunks, vectors, repeats).items():
-        median = sorted(runs, key=lambda r: r["chunks_per_s"])[len(runs) // 2]
-        out |= {f"{prefix}_{key}": value for key, value in median.items()}
-        out[f"{prefix}_runs_chunks_per_s"] = [round(r["chunks_per_s"]) for r in runs]
-        out[f"{prefix}_runs_other_cpu_s"] = [round(r.get("other_cpu_s", 0.0), 2) for r in runs]
+    out |= summarize_runs(repeated_upserts(paths, chunks, vectors, repeats))
     out["batch_vs_client_encoder"] = (
         out["batch_chunks_per_s"] / out["batch_client_encoder_chunks_per_s"]
     )
@@ -547,11 +558,7 @@ def run_real(cfg: WeaviateConfig, server_pid: int | None, repeats: int) -> dict[
         update = {"collection": f"Bench{name.title().replace('_', '')}", "keyword_index": keyword}
         paths[name] = (WeaviateStore.open(cfg.model_copy(update=update), identity), meter)
     out: dict[str, Any] = {"real_chunks": len(chunks)}
-    for prefix, runs in repeated_upserts(paths, chunks, vectors, repeats).items():
-        median = sorted(runs, key=lambda r: r["chunks_per_s"])[len(runs) // 2]
-        out |= {f"{prefix}_{key}": value for key, value in median.items()}
-        out[f"{prefix}_runs_chunks_per_s"] = [round(r["chunks_per_s"]) for r in runs]
-        out[f"{prefix}_runs_other_cpu_s"] = [round(r.get("other_cpu_s", 0.0), 2) for r in runs]
+    out |= summarize_runs(repeated_upserts(paths, chunks, vectors, repeats))
     out["real_vector_only_vs_keyword"] = (
         out["real_vector_only_chunks_per_s"] / out["real_keyword_chunks_per_s"]
     )
