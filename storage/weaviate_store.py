@@ -167,13 +167,12 @@ class WeaviateStore:
         A new collection records the embedder identity and :data:`SCHEMA_VERSION` in
         its description and gets the HNSW build parameters and the keyword index
         choice of the config; an existing one keeps its own (:attr:`keyword_index`
-        says which it has). An existing
-        one must hold this embedder's vectors (:class:`EmbedderMismatchError`
-        otherwise) and a schema version this code knows: a newer version is an error;
-        version 1 (every identifier indexed, Weaviate's HNSW defaults) has every index
-        version 2 reads, so it is used as is with a warning. Migration (optional: only
-        write speed differs): ingest into a new collection
-        (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
+        says which it has). An existing one must hold this embedder's vectors
+        (:class:`EmbedderMismatchError` otherwise) and a schema version this code
+        knows: a newer version is an error; version 1 (every identifier indexed,
+        Weaviate's HNSW defaults) has every index version 2 reads, so it is used as is
+        with a warning. Migration (optional: only write speed differs): ingest into a
+        new collection (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
         """
         name = self.cfg.collection
 
