@@ -24,7 +24,11 @@ pytest_plugins = [
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
-    """The shared evaluation corpus (``../shared/corpus`` next to the clone)."""
+    """The shared evaluation corpus (``../shared/corpus`` next to the clone).
+
+    Resolved, as chunkweave records a file's source: with ``../shared`` a symlink,
+    tests comparing a stored source with a corpus path still compare like with like.
+    """
     if not CORPUS.is_dir():
         pytest.fail(f"shared corpus not found at {CORPUS}")
-    return CORPUS
+    return CORPUS.resolve()
