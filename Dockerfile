@@ -32,9 +32,9 @@ USER chunkweave
 VOLUME ["/data"]
 EXPOSE 8000
 
-# `python -m worker.healthcheck` exits 0 when the component this container runs can
+# `python -m chunkweave.worker.healthcheck` exits 0 when the component this container runs can
 # reach what it needs (Redis; plus the HTTP API itself when CHUNKWEAVE_HEALTH_URL is set).
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
-    CMD ["python", "-m", "worker.healthcheck"]
+    CMD ["python", "-m", "chunkweave.worker.healthcheck"]
 
 CMD ["chunkweave", "worker"]

@@ -35,11 +35,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from storage.local_weaviate import LocalWeaviate, die_with_parent  # noqa: E402
-from worker.enqueue import Enqueuer, expand  # noqa: E402
-from worker.jobs import JobState  # noqa: E402
-from worker.local_redis import LocalRedis  # noqa: E402
-from worker.settings import Settings  # noqa: E402
+from chunkweave.storage.local_weaviate import LocalWeaviate, die_with_parent  # noqa: E402
+from chunkweave.worker.enqueue import Enqueuer, expand  # noqa: E402
+from chunkweave.worker.jobs import JobState  # noqa: E402
+from chunkweave.worker.local_redis import LocalRedis  # noqa: E402
+from chunkweave.worker.settings import Settings  # noqa: E402
 
 BIG_PDF = "pdf2image-memory-error-test-400p.pdf"
 
@@ -72,7 +72,7 @@ class Workers:
 
     def __init__(self, env: dict[str, str], concurrency: int, log: Path) -> None:
         args = [
-            sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+            sys.executable, "-m", "celery", "-A", "chunkweave.worker.celery_app", "worker",
             "--pool", "prefork", "--concurrency", str(concurrency),
             "-Q", env["CHUNKWEAVE_QUEUE"], "--loglevel", "INFO",
             "--without-gossip", "--without-mingle", "--without-heartbeat",

@@ -57,8 +57,8 @@ BUDGET = 512
 
 
 def _chunkweave(path: Path, strategy: str) -> tuple[list[ChunkView], dict[str, float]]:
-    from chunking import ChunkOptions, chunk_document
-    from parsers import ParseOptions, parse_document
+    from chunkweave.chunking import ChunkOptions, chunk_document
+    from chunkweave.parsers import ParseOptions, parse_document
 
     counter = WordPieceCounter()  # loaded before timing: tokenizer load is not chunking
     start = time.perf_counter()

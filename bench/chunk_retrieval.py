@@ -16,7 +16,7 @@ All chunks are embedded with the default embedder (all-MiniLM-L6-v2 int8, 256 wo
 a peer text longer than that is cut at the last whole word piece that fits (what
 truncating embedders do; the count is shown as ``cut``). Each scope's chunks are ranked
 for each question by exact cosine similarity (numpy, brute force) and scored with
-``storage.evaluate``'s hit rule: the chunk's stored text contains the evidence from the
+``chunkweave.storage.evaluate``'s hit rule: the chunk's stored text contains the evidence from the
 right document, both sides passed through :func:`markup_normalize` (Markdown table pipes,
 emphasis and escapes dropped, whitespace collapsed), for every system alike.
 
@@ -48,7 +48,7 @@ import numpy as np
 from bench.options import name_list
 from bench.parse_quality import DEFAULT_CORPUS, ROOT
 from bench.peer_chunkers import PEERS, PeerChunk, wordpiece_tokenizer
-from storage.evaluate import KS, QAItem, Scores, load_qa, normalize, rank_hits, score
+from chunkweave.storage.evaluate import KS, QAItem, Scores, load_qa, normalize, rank_hits, score
 
 DEFAULT_QA = ROOT / "examples" / "qa" / "corpus_qa.jsonl"
 SCOPES = ("all", "pdf", "docx")
@@ -128,8 +128,8 @@ def system_scores(
 
 def _chunkweave(strategy: str, overlap: int = 0) -> Callable[[Path, Any], list[PeerChunk]]:
     def run(path: Path, embedder: Any) -> list[PeerChunk]:
-        from chunking import ChunkOptions, chunk_document, resolve_options
-        from parsers import parse_document
+        from chunkweave.chunking import ChunkOptions, chunk_document, resolve_options
+        from chunkweave.parsers import parse_document
 
         if path not in _PARSED:  # parsed once, shared by chunkweave's strategies
             _PARSED[path] = parse_document(path)
@@ -156,7 +156,7 @@ def _peer(name: str) -> Callable[[Path, Any], list[PeerChunk]]:
 
 
 def _budget(embedder: Any) -> int:
-    from chunking import ChunkOptions, resolve_options
+    from chunkweave.chunking import ChunkOptions, resolve_options
 
     budget = resolve_options(ChunkOptions(), embedder.max_tokens).max_tokens
     assert budget is not None
@@ -180,8 +180,8 @@ def _fmt(path: Path) -> str:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Chunk, embed, rank and score every selected system; return the JSON payload."""
-    from storage.config import EmbedderConfig
-    from storage.embedders import make_embedder
+    from chunkweave.storage.config import EmbedderConfig
+    from chunkweave.storage.embedders import make_embedder
 
     questions = load_qa(args.qa)
     missing_doc = [i for i, q in enumerate(questions, 1) if not q.doc]

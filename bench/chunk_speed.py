@@ -25,17 +25,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options  # noqa: E402
-from chunking.models import TokenCounter  # noqa: E402
-from parsers import ParseError, parse_document  # noqa: E402
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options  # noqa: E402
+from chunkweave.chunking.models import TokenCounter  # noqa: E402
+from chunkweave.parsers import ParseError, parse_document  # noqa: E402
 
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def _counter() -> tuple[TokenCounter, int | None]:
     try:
-        from storage.config import EmbedderConfig
-        from storage.embedders import make_embedder
+        from chunkweave.storage.config import EmbedderConfig
+        from chunkweave.storage.embedders import make_embedder
 
         embedder = make_embedder(EmbedderConfig())
         return embedder, embedder.max_tokens

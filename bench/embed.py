@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from storage.embedders.minilm import MiniLMEmbedder  # noqa: E402
+from chunkweave.storage.embedders.minilm import MiniLMEmbedder  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus"
 SOURCE = CORPUS / "R-intro.pdf"

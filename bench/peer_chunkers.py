@@ -148,8 +148,8 @@ def llamaindex_sentence_cw(path: Path, budget: int) -> list[PeerChunk]:
     """LlamaIndex's ``SentenceSplitter`` on chunkweave's parse rendered as Markdown."""
     from llama_index.core import Document
 
-    from parsers import parse_document
-    from worker.cli_parse import to_markdown
+    from chunkweave.parsers import parse_document
+    from chunkweave.worker.cli_parse import to_markdown
 
     doc = Document(text=to_markdown(parse_document(path)))
     nodes = _sentence_splitter(budget).get_nodes_from_documents([doc])

@@ -135,7 +135,7 @@ def html_table_rows(markup: str) -> tuple[tuple[str, ...], ...]:
 
 
 def _chunkweave_items(path: Path, mode: str) -> list[Item]:
-    from parsers import ParseOptions, parse_document
+    from chunkweave.parsers import ParseOptions, parse_document
 
     doc = parse_document(path, ParseOptions(mode=mode))
     items: list[Item] = []

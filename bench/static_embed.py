@@ -12,7 +12,7 @@ costs in retrieval, on the example QA file with the default ``elements`` chunks:
   each token weighted by ``log(1 + id)`` (WordPiece vocabularies list frequent
   tokens first, so this damps common ones);
 - for each variant and for MiniLM itself: recall@1/5/10 and MRR per question kind
-  (:func:`storage.evaluate.evaluate_chunks`, exhaustive cosine search) and
+  (:func:`chunkweave.storage.evaluate.evaluate_chunks`, exhaustive cosine search) and
   embedding throughput in chunks per second.
 
 Usage: ``python bench/static_embed.py [--qa FILE] [--corpus DIR] [--out PATH]``
@@ -32,11 +32,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from chunking import ChunkOptions, chunk_document, resolve_options  # noqa: E402
-from chunking.models import Chunk  # noqa: E402
-from parsers import parse_document  # noqa: E402
-from storage.embedders.minilm import MiniLMEmbedder, load_runtime  # noqa: E402
-from storage.evaluate import StrategyReport, evaluate_chunks, load_qa  # noqa: E402
+from chunkweave.chunking import ChunkOptions, chunk_document, resolve_options  # noqa: E402
+from chunkweave.chunking.models import Chunk  # noqa: E402
+from chunkweave.parsers import parse_document  # noqa: E402
+from chunkweave.storage.embedders.minilm import MiniLMEmbedder, load_runtime  # noqa: E402
+from chunkweave.storage.evaluate import StrategyReport, evaluate_chunks, load_qa  # noqa: E402
 
 DEFAULT_QA = ROOT / "examples" / "qa" / "corpus_qa.jsonl"
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"

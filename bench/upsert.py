@@ -3,11 +3,11 @@
 Compares, on the same synthetic chunks (384-d deterministic random vectors):
 
 - ``batch``: our path (``WeaviateStore.upsert``: gRPC batch slices of ``batch_size``
-  encoded by :mod:`storage.grpc_batch`, ``concurrent_requests`` at a time), with the CPU
+  encoded by :mod:`chunkweave.storage.grpc_batch`, ``concurrent_requests`` at a time), with the CPU
   seconds the Weaviate server, this client and everything else on the machine each
   spent meanwhile (they share the machine's cores);
 - ``batch_client_encoder``: the same path with ``encoder="client"`` (objects encoded by
-  weaviate-client's ``insert_many``, as before, instead of :mod:`storage.grpc_batch`),
+  weaviate-client's ``insert_many``, as before, instead of :mod:`chunkweave.storage.grpc_batch`),
   for the client's share of the CPU;
 - ``batch_weaviate_hnsw``: the same into a collection with Weaviate's default HNSW
   parameters (efConstruction 128, dynamic ef floor 100; chunkweave's until it chose 64
@@ -69,13 +69,13 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from chunking.models import Chunk  # noqa: E402
-from storage.chunk_schema import CHUNK_PROPERTIES, identity_description  # noqa: E402
-from storage.config import WeaviateConfig  # noqa: E402
-from storage.ingest import Pipeline  # noqa: E402
-from storage.local_weaviate import LocalWeaviate  # noqa: E402
-from storage.uuids import chunk_uuid  # noqa: E402
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
+from chunkweave.chunking.models import Chunk  # noqa: E402
+from chunkweave.storage.chunk_schema import CHUNK_PROPERTIES, identity_description  # noqa: E402
+from chunkweave.storage.config import WeaviateConfig  # noqa: E402
+from chunkweave.storage.ingest import Pipeline  # noqa: E402
+from chunkweave.storage.local_weaviate import LocalWeaviate  # noqa: E402
+from chunkweave.storage.uuids import chunk_uuid  # noqa: E402
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
 
 DIM = 384
 #: Weaviate's own HNSW defaults (what collections got before chunkweave set them).
@@ -451,9 +451,9 @@ def run_corpus(cfg: WeaviateConfig) -> dict[str, float]:
     question of the QA file, in the configured collection and in a copy of it with
     Weaviate's default HNSW parameters.
     """
-    from storage.config import EmbedderConfig
-    from storage.embedders import make_embedder
-    from storage.weaviate_client import send_objects
+    from chunkweave.storage.config import EmbedderConfig
+    from chunkweave.storage.embedders import make_embedder
+    from chunkweave.storage.weaviate_client import send_objects
 
     embedder = TimedEmbedder(make_embedder(EmbedderConfig()))
     embedder.inner.embed_documents(["warm-up: the first call plans and allocates"])
@@ -514,10 +514,10 @@ def corpus_chunks_and_vectors() -> tuple[list[Chunk], np.ndarray]:
     """
     from platformdirs import user_cache_dir
 
-    from chunking import ChunkOptions, chunk_document, resolve_options
-    from parsers import ParseError, parse_document
-    from storage.config import EmbedderConfig
-    from storage.embedders import make_embedder
+    from chunkweave.chunking import ChunkOptions, chunk_document, resolve_options
+    from chunkweave.parsers import ParseError, parse_document
+    from chunkweave.storage.config import EmbedderConfig
+    from chunkweave.storage.embedders import make_embedder
 
     embedder = make_embedder(EmbedderConfig())
     opts = resolve_options(ChunkOptions(), embedder.max_tokens)

@@ -2,19 +2,20 @@
 
 Usage: ``python bench/weaviate_profile.py [--out storage/weaviate.pgo] [--rounds 3]``
 
-Starts the embedded Weaviate (whichever binary :mod:`storage.local_weaviate` would
+Starts the embedded Weaviate (whichever binary :mod:`chunkweave.storage.local_weaviate` would
 start) on a temporary data directory and runs chunkweave's own workload against it
 while the server's Go CPU profiler (``/debug/pprof/profile``) records:
 
 - per round, ``bench/upsert.py``'s 4,000 synthetic chunks (384-d random vectors)
-  written through :meth:`storage.weaviate_store.WeaviateStore.upsert` into a fresh
+  written through :meth:`chunkweave.storage.weaviate_store.WeaviateStore.upsert` into a fresh
   collection, then written again (the replace path);
 - 10 hybrid, 10 vector and 10 filtered vector searches (a light share: the synthetic
   texts repeat the same words, which makes their BM25 postings unrealistically long);
 - the chunks of a quarter of the documents deleted by ``doc_id``.
 
 Writes dominate, as in ingestion. ``go install -pgo=FILE`` then lays out and
-inlines the server's hot paths for this workload (see :func:`storage.local_weaviate.build`);
+inlines the server's hot paths for this workload (see
+:func:`chunkweave.storage.local_weaviate.build`);
 a profile taken from a binary that was itself built with PGO is fine to reuse. Re-record
 after changing the pinned Weaviate version: the profile refers to its functions.
 """
@@ -37,9 +38,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from upsert import DIM, make_chunks  # noqa: E402
 
-from storage.config import WeaviateConfig  # noqa: E402
-from storage.local_weaviate import PGO_PROFILE, LocalWeaviate  # noqa: E402
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
+from chunkweave.storage.config import WeaviateConfig  # noqa: E402
+from chunkweave.storage.local_weaviate import PGO_PROFILE, LocalWeaviate  # noqa: E402
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
 
 
 def workload(store: WeaviateStore, rounds: int) -> None:

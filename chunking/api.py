@@ -2,8 +2,8 @@
 
 The pipeline is a chain of pure stages (no I/O, no globals):
 ``iter_units`` (furniture out, captions onto tables, sections numbered) ->
-a strategy's drafts (:mod:`chunking.sections`, :mod:`chunking.baselines`,
-:mod:`chunking.semantic`) -> ``iter_fitted`` (render, enforce the hard limit) ->
+a strategy's drafts (:mod:`chunkweave.chunking.sections`, :mod:`chunkweave.chunking.baselines`,
+:mod:`chunkweave.chunking.semantic`) -> ``iter_fitted`` (render, enforce the hard limit) ->
 parents (optional) -> IDs and indexes.
 """
 
@@ -13,20 +13,20 @@ from collections.abc import Iterator
 
 from pydantic import TypeAdapter
 
-from chunking import baselines
-from chunking.budget import Budget
-from chunking.context import context_lines
-from chunking.emit import Rendered, iter_fitted
-from chunking.fingerprint import chunker_fingerprint
-from chunking.ids import assign_ids, sha1_hex
-from chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
-from chunking.parents import parent_groups, section_parents
-from chunking.sections import elements_drafts, headings_drafts
-from chunking.semantic import semantic_chunker
-from chunking.tokens import Meter
-from chunking.units import Draft
-from parsers import ParsedDocument
-from parsers.elements import FURNITURE_TYPES
+from chunkweave.chunking import baselines
+from chunkweave.chunking.budget import Budget
+from chunkweave.chunking.context import context_lines
+from chunkweave.chunking.emit import Rendered, iter_fitted
+from chunkweave.chunking.fingerprint import chunker_fingerprint
+from chunkweave.chunking.ids import assign_ids, sha1_hex
+from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
+from chunkweave.chunking.parents import parent_groups, section_parents
+from chunkweave.chunking.sections import elements_drafts, headings_drafts
+from chunkweave.chunking.semantic import semantic_chunker
+from chunkweave.chunking.tokens import Meter
+from chunkweave.chunking.units import Draft
+from chunkweave.parsers import ParsedDocument
+from chunkweave.parsers.elements import FURNITURE_TYPES
 
 #: The default embedder's input limit (all-MiniLM-L6-v2: 256 word pieces), used
 #: when neither the options nor the caller say what the embedder can read.
@@ -79,10 +79,10 @@ def chunk_document(
 
     Guarantees: every body element's text is in the chunks in reading order; no
     chunk's ``embed_text`` exceeds ``max_tokens`` as ``counter`` counts it (a table row
-    too large on its own is cut between words, see :mod:`chunking.tables`); tables
+    too large on its own is cut between words, see :mod:`chunkweave.chunking.tables`); tables
     never share a chunk with prose;
     IDs are unique within the document and depend only on ``doc_id``, the chunker
-    fingerprint and the chunk's content (see :mod:`chunking.ids`).
+    fingerprint and the chunk's content (see :mod:`chunkweave.chunking.ids`).
     """
     if not doc_id:
         raise ValueError("doc_id must be a non-empty string")

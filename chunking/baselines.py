@@ -1,7 +1,7 @@
 """Baseline strategies, for comparing chunkings on one's own data.
 
 They ignore document structure on purpose (that is what they are baselines for),
-except that tables still follow the table contract (:mod:`chunking.tables`):
+except that tables still follow the table contract (:mod:`chunkweave.chunking.tables`):
 prose runs between tables are chunked by the baseline, tables on their own.
 
 - ``fixed``: windows of ``target_tokens`` tokens, consecutive windows sharing
@@ -21,11 +21,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 
-from chunking.budget import Budget
-from chunking.split import line_spans, sentence_spans, split_piece
-from chunking.tables import iter_tables_drafts, prefill_tables
-from chunking.units import Draft, Piece, TableUnit, iter_units
-from parsers.elements import Element
+from chunkweave.chunking.budget import Budget
+from chunkweave.chunking.split import line_spans, sentence_spans, split_piece
+from chunkweave.chunking.tables import iter_tables_drafts, prefill_tables
+from chunkweave.chunking.units import Draft, Piece, TableUnit, iter_units
+from chunkweave.parsers.elements import Element
 
 ProseChunker = Callable[[list[Piece], Budget], Iterator[tuple[Piece, ...]]]
 

@@ -3,7 +3,7 @@
 A chunk's ``embed_text`` costs ``base + context + text`` tokens (``base`` = the
 embedder's special tokens). ``max_tokens`` bounds the whole ``embed_text`` (the
 embedder's input limit); ``target_tokens`` is the size prose is packed up to.
-The context line is shortened (see :func:`chunking.context.fitting_path`) so it
+The context line is shortened (see :func:`chunkweave.chunking.context.fitting_path`) so it
 never takes more than a quarter of ``max_tokens``.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chunking.context import build_embed_text, context_lines, fitting_path
-from chunking.models import ChunkOptions
-from chunking.tokens import Meter
-from chunking.units import Piece
+from chunkweave.chunking.context import build_embed_text, context_lines, fitting_path
+from chunkweave.chunking.models import ChunkOptions
+from chunkweave.chunking.tokens import Meter
+from chunkweave.chunking.units import Piece
 
 Context = tuple[tuple[str, ...], str | None, str | None]
 

@@ -8,7 +8,7 @@ it. Nothing is paraphrased or generated: every word comes from the document.
 
 from __future__ import annotations
 
-from chunking.tokens import Meter
+from chunkweave.chunking.tokens import Meter
 
 SEPARATOR = " > "
 

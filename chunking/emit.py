@@ -2,7 +2,7 @@
 
 :func:`iter_fitted` renders each draft and measures the finished ``embed_text``
 (with the real token counter, or its proven-exact additive estimate: see
-:meth:`chunking.tokens.Meter.measure`); a draft over ``max_tokens`` (a
+:meth:`chunkweave.chunking.tokens.Meter.measure`); a draft over ``max_tokens`` (a
 non-WordPiece tokenizer may exceed the packing estimate slightly) is split again:
 prose between its pieces or inside its single piece, tables between row groups.
 A single table row too large for one chunk is cut between words (see
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
-from chunking.budget import Budget, common_path
-from chunking.ids import content_key, sha1_hex
-from chunking.models import ChunkType
-from chunking.split import split_piece, split_span
-from chunking.tables import part_cost, prefill_parts, render_part, split_part, table_id
-from chunking.tokens import Meter
-from chunking.units import Draft, Piece, TablePart
+from chunkweave.chunking.budget import Budget, common_path
+from chunkweave.chunking.ids import content_key, sha1_hex
+from chunkweave.chunking.models import ChunkType
+from chunkweave.chunking.split import split_piece, split_span
+from chunkweave.chunking.tables import part_cost, prefill_parts, render_part, split_part, table_id
+from chunkweave.chunking.tokens import Meter
+from chunkweave.chunking.units import Draft, Piece, TablePart
 
 
 # Not frozen: one is built per chunk and none is changed after (``replace`` makes a
@@ -45,7 +45,7 @@ class Rendered:
     caption: str | None = None
 
     def key(self, parent_id: str | None, text_sha1: str | None = None) -> str:
-        """Return the content key (see :func:`chunking.ids.content_key`).
+        """Return the content key (see :func:`chunkweave.chunking.ids.content_key`).
 
         ``text_sha1``: this chunk's :attr:`content_sha1`, when the caller has it.
         """
@@ -162,7 +162,7 @@ def _with_text(rendered: Rendered, text: str, budget: Budget) -> Rendered:
 def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
     """Render the chunk fields of one draft.
 
-    ``token_count`` is measured (see :meth:`chunking.tokens.Meter.measure`), or with
+    ``token_count`` is measured (see :meth:`chunkweave.chunking.tokens.Meter.measure`), or with
     ``measure`` off the additive estimate, for the caller to replace with a count.
     """
     if draft.part is not None:

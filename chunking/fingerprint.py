@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from chunking.ids import sha1_hex
-from chunking.models import ChunkOptions
+from chunkweave.chunking.ids import sha1_hex
+from chunkweave.chunking.models import ChunkOptions
 
 #: Bump whenever a code change alters the chunks produced for the same inputs.
 CHUNKER_VERSION = "3"
@@ -19,7 +19,7 @@ CHUNKER_VERSION = "3"
 def chunker_fingerprint(opts: ChunkOptions, counter_name: str) -> str:
     """``"<strategy>/v<version>/<12 hex>"``, the hex digest covering options + counter.
 
-    ``opts`` should be resolved (see :func:`chunking.api.resolve_options`) so the
+    ``opts`` should be resolved (see :func:`chunkweave.chunking.api.resolve_options`) so the
     fingerprint records the actual token budget.
     """
     payload = json.dumps(

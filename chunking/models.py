@@ -47,7 +47,7 @@ class ChunkOptions(BaseModel):
 
     ``max_tokens`` ``None`` means "what the embedder can read" (the caller resolves
     it before chunking; see ``resolved``). ``include_furniture`` keeps running
-    headers/footers and contents/index entries (:mod:`chunking.navigation`), which
+    headers/footers and contents/index entries (:mod:`chunkweave.chunking.navigation`), which
     every strategy leaves out by default.
     """
 
@@ -74,7 +74,7 @@ class Chunk(BaseModel):
     ``text`` is what is stored and shown; ``embed_text`` is what is embedded (a
     context line with document title and heading path, plus the caption for tables,
     in front of ``text`` when contextualisation is on). ``id`` is the SHA1 hex from
-    :func:`chunking.ids.chunk_id`.
+    :func:`chunkweave.chunking.ids.chunk_id`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

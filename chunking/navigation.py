@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parsers.elements import FURNITURE_TYPES, Element
+from chunkweave.parsers.elements import FURNITURE_TYPES, Element
 
 #: Longest average label (characters, leaders and page numbers removed) per entry.
 MAX_LABEL_CHARS = 120

@@ -13,13 +13,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from chunking.budget import Budget, common_path
-from chunking.emit import Rendered, join_pieces
-from chunking.sections import fold_heading_only_sections
-from chunking.split import split_span
-from chunking.tables import render_part
-from chunking.units import Piece, TablePart, TableUnit, Unit, iter_units
-from parsers.elements import Element
+from chunkweave.chunking.budget import Budget, common_path
+from chunkweave.chunking.emit import Rendered, join_pieces
+from chunkweave.chunking.sections import fold_heading_only_sections
+from chunkweave.chunking.split import split_span
+from chunkweave.chunking.tables import render_part
+from chunkweave.chunking.units import Piece, TablePart, TableUnit, Unit, iter_units
+from chunkweave.parsers.elements import Element
 
 
 def parent_groups(children: list[Rendered]) -> list[int]:

@@ -20,7 +20,7 @@ all of it).
 level used at least twice), sub-split over the hard budget, then consecutive
 chunks under ``min_tokens`` merged while they fit.
 
-Both hand tables to :mod:`chunking.tables`; tables are never packed with prose.
+Both hand tables to :mod:`chunkweave.chunking.tables`; tables are never packed with prose.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from chunking.budget import Budget, common_path
-from chunking.split import split_piece
-from chunking.tables import iter_tables_drafts, prefill_tables
-from chunking.units import Draft, Piece, TableUnit, Unit, iter_units
-from parsers.elements import Element
+from chunkweave.chunking.budget import Budget, common_path
+from chunkweave.chunking.split import split_piece
+from chunkweave.chunking.tables import iter_tables_drafts, prefill_tables
+from chunkweave.chunking.units import Draft, Piece, TableUnit, Unit, iter_units
+from chunkweave.parsers.elements import Element
 
 
 def elements_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Draft]:

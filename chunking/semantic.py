@@ -12,17 +12,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from chunking.budget import Budget
-from chunking.models import Embed
-from chunking.split import sentence_spans, split_piece
-from chunking.units import Piece
+from chunkweave.chunking.budget import Budget
+from chunkweave.chunking.models import Embed
+from chunkweave.chunking.split import sentence_spans, split_piece
+from chunkweave.chunking.units import Piece
 
 #: Sentences embedded per call (keeps memory bounded on long documents).
 BATCH = 64
 
 
 def semantic_chunker(embed: Embed):  # noqa: ANN201 - returns a ProseChunker
-    """Build a prose chunker (see :func:`chunking.baselines.baseline_drafts`) using ``embed``."""
+    """Build a prose chunker using ``embed``; see :func:`.baselines.baseline_drafts`."""
 
     def chunk(pieces: list[Piece], budget: Budget) -> Iterator[tuple[Piece, ...]]:
         units = [

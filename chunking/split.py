@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from chunking.tokens import Meter
-from chunking.units import Piece
+from chunkweave.chunking.tokens import Meter
+from chunkweave.chunking.units import Piece
 
 Span = tuple[int, int]
 

@@ -2,12 +2,12 @@
 
 A table is one chunk when it fits the budget; otherwise it is split into groups of
 consecutive data rows, each repeating the header row(s). The caption is part of the
-first piece's text and of every piece's embed text (see :mod:`chunking.context`).
+first piece's text and of every piece's embed text (see :mod:`chunkweave.chunking.context`).
 Table chunks never contain prose.
 
 Row groups never cut a row. Only a single data row that alone (with the header
 rows and caption) exceeds the hard limit is cut between words, by
-:mod:`chunking.emit`; those fragments share the row's ``table_row_start``/``end``
+:mod:`chunkweave.chunking.emit`; those fragments share the row's ``table_row_start``/``end``
 and only the first carries the header. Nothing ever exceeds ``max_tokens``.
 """
 
@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from chunking.budget import Budget
-from chunking.context import context_lines
-from chunking.ids import sha1_hex
-from chunking.models import TableFormat
-from chunking.tokens import Meter
-from chunking.units import Draft, TablePart, TableUnit, Unit
-from parsers.elements import table_to_html, table_to_markdown
+from chunkweave.chunking.budget import Budget
+from chunkweave.chunking.context import context_lines
+from chunkweave.chunking.ids import sha1_hex
+from chunkweave.chunking.models import TableFormat
+from chunkweave.chunking.tokens import Meter
+from chunkweave.chunking.units import Draft, TablePart, TableUnit, Unit
+from chunkweave.parsers.elements import table_to_html, table_to_markdown
 
 
 def table_id(unit: TableUnit) -> str:
@@ -164,7 +164,7 @@ def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
 
     Each table's body (its lines, for an additive counter), its row lines and
     frame otherwise, and its context line with the caption; only a speed-up (see
-    :meth:`chunking.tokens.Meter.prefill`).
+    :meth:`chunkweave.chunking.tokens.Meter.prefill`).
     """
     fmt = budget.opts.table_format
     meter = budget.meter

@@ -1,6 +1,6 @@
 """Token counting: an offline approximation and the cached meter chunking measures with.
 
-The real counter is the embedder's own tokenizer (``storage.embedders``; any object
+The real counter is the embedder's own tokenizer (``chunkweave.storage.embedders``; any object
 with ``name`` and ``count(text)`` will do). :class:`ApproxTokenCounter` stands in
 when none is available: it imitates BERT WordPiece pre-tokenisation, so its counts
 track all-MiniLM-L6-v2's closely on English text and err on the high side elsewhere.
@@ -23,7 +23,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-from chunking.models import TokenCounter
+from chunkweave.chunking.models import TokenCounter
 
 # Runs of letters/digits, or any single other visible character (punctuation and
 # symbols are one WordPiece token each after BERT pre-tokenisation).

@@ -6,7 +6,7 @@
 - :class:`Draft`: what becomes one chunk: prose pieces, or one table row group.
 
 :func:`iter_units` is the first stage of every strategy: it drops page furniture
-and navigation furniture (contents/index entries, see :mod:`chunking.navigation`)
+and navigation furniture (contents/index entries, see :mod:`chunkweave.chunking.navigation`)
 unless asked not to, drops empty elements, attaches captions to their tables and
 assigns each unit the index of the section it belongs to.
 """
@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from chunking.models import ChunkOptions
-from chunking.navigation import navigation_orders
-from parsers.elements import FURNITURE_TYPES, HEADING_TYPES, Element
+from chunkweave.chunking.models import ChunkOptions
+from chunkweave.chunking.navigation import navigation_orders
+from chunkweave.parsers.elements import FURNITURE_TYPES, HEADING_TYPES, Element
 
 PieceKind = Literal[
     "heading", "text", "list_item", "code", "formula", "figure", "caption", "footnote", "furniture"
@@ -90,7 +90,7 @@ class TableUnit:
         default_factory=dict, compare=False, hash=False, repr=False
     )
     #: Values derived from the table once per run (its ID, its Markdown lines);
-    #: see :mod:`chunking.tables`.
+    #: see :mod:`chunkweave.chunking.tables`.
     memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
 

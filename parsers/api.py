@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from parsers.detect import detect_format
-from parsers.document import DocFormat, ParsedDocument, ParseOptions
-from parsers.errors import (
+from chunkweave.parsers.detect import detect_format
+from chunkweave.parsers.document import DocFormat, ParsedDocument, ParseOptions
+from chunkweave.parsers.errors import (
     EmptyDocumentError,
     ParseError,
     TooLargeError,
@@ -36,7 +36,7 @@ def parse_document(path: str | Path, opts: ParseOptions | None = None) -> Parsed
     (UnsupportedFormatError otherwise). Then the backend runs; ``auto`` means
     PyMuPDF for PDF and the built-in OOXML reader for DOCX.
 
-    Raises a :class:`parsers.errors.ParseError` subclass, naming the file and the
+    Raises a :class:`chunkweave.parsers.errors.ParseError` subclass, naming the file and the
     reason, for anything that cannot be parsed.
     """
     opts = opts or ParseOptions()
@@ -71,17 +71,17 @@ def _check_file(path: Path, opts: ParseOptions) -> None:
 def _backend(parser: str, fmt: DocFormat) -> Backend:
     # Imports are lazy: a backend's dependencies load only when it is used.
     if parser == "unstructured":
-        from parsers.backends_unstructured import parse_with_unstructured
+        from chunkweave.parsers.backends_unstructured import parse_with_unstructured
 
         return parse_with_unstructured
     if parser == "docling":
-        from parsers.backends_docling import parse_with_docling
+        from chunkweave.parsers.backends_docling import parse_with_docling
 
         return parse_with_docling
     if fmt == "pdf":
-        from parsers.pdf import parse_pdf
+        from chunkweave.parsers.pdf import parse_pdf
 
         return parse_pdf
-    from parsers.docx import parse_docx
+    from chunkweave.parsers.docx import parse_docx
 
     return parse_docx

@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from parsers.detect import detect_format
-from parsers.document import ParsedDocument, ParseOptions, file_sha1
-from parsers.elements import Element, ElementType, table_text
-from parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
-from parsers.structure import finalize
+from chunkweave.parsers.detect import detect_format
+from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
+from chunkweave.parsers.elements import Element, ElementType, table_text
+from chunkweave.parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
+from chunkweave.parsers.structure import finalize
 
 INSTALL_HINT = "pip install 'chunkweave[docling]'"
 

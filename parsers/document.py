@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from parsers.elements import Element
+from chunkweave.parsers.elements import Element
 
 ParserName = Literal["auto", "pymupdf", "docx", "unstructured", "docling"]
 PdfMode = Literal["fast", "accurate", "auto"]

@@ -2,7 +2,7 @@
 
 python-docx is not used for reading: it has no notion of outline levels, rendered
 numbering, text boxes, footnotes, equations or page markers, and it parses every
-part without size bounds. Instead :class:`parsers.docx_package.DocxPackage` reads
+part without size bounds. Instead :class:`chunkweave.parsers.docx_package.DocxPackage` reads
 the parts safely and the ``docx_*`` modules interpret them:
 
 - ``docx_styles``: style chains (headings, title, captions, code styles, fonts);
@@ -30,20 +30,20 @@ from pathlib import Path
 
 from lxml import etree
 
-from parsers.document import ParsedDocument, ParseOptions, file_sha1
-from parsers.docx_blocks import Block, BlockReader
-from parsers.docx_numbering import Numbering
-from parsers.docx_package import NS, DocxPackage
-from parsers.docx_styles import StyleSheet
-from parsers.docx_text import PageCounter
-from parsers.elements import Element, ElementType
-from parsers.errors import (
+from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
+from chunkweave.parsers.docx_blocks import Block, BlockReader
+from chunkweave.parsers.docx_numbering import Numbering
+from chunkweave.parsers.docx_package import NS, DocxPackage
+from chunkweave.parsers.docx_styles import StyleSheet
+from chunkweave.parsers.docx_text import PageCounter
+from chunkweave.parsers.elements import Element, ElementType
+from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EmptyDocumentError,
     TooLargeError,
     UnsafeDocumentError,
 )
-from parsers.structure import finalize
+from chunkweave.parsers.structure import finalize
 
 W = f"{{{NS['w']}}}"
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"

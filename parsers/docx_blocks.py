@@ -5,7 +5,7 @@ a text box, a header part, a footnote) into :class:`Block` values in reading ord
 A block is an element-to-be: its type is decided here from styles, outline levels,
 numbering and content (see :meth:`BlockReader._classify`), except that runs of
 monospace paragraphs are only candidates for ``code`` until
-:func:`parsers.docx.merge_code` has seen the whole run.
+:func:`chunkweave.parsers.docx.merge_code` has seen the whole run.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Literal, NamedTuple
 
 from lxml import etree
 
-from parsers.docx_numbering import Numbering
-from parsers.docx_package import NS
-from parsers.docx_styles import StyleInfo, StyleSheet, num_pr_value, outline_value
-from parsers.docx_tables import flatten_rows, read_table
-from parsers.docx_text import PageCounter, ParaContent, ParagraphReader, RunStyle
-from parsers.elements import ElementType, table_text
-from parsers.errors import UnsafeDocumentError
+from chunkweave.parsers.docx_numbering import Numbering
+from chunkweave.parsers.docx_package import NS
+from chunkweave.parsers.docx_styles import StyleInfo, StyleSheet, num_pr_value, outline_value
+from chunkweave.parsers.docx_tables import flatten_rows, read_table
+from chunkweave.parsers.docx_text import PageCounter, ParaContent, ParagraphReader, RunStyle
+from chunkweave.parsers.elements import ElementType, table_text
+from chunkweave.parsers.errors import UnsafeDocumentError
 
 W = f"{{{NS['w']}}}"
 MC = f"{{{NS['mc']}}}"
@@ -44,7 +44,7 @@ CodeHint = Literal["style", "mono"] | None
 
 @dataclass(frozen=True)
 class Block:
-    """An element before document-wide numbering; see :class:`parsers.elements.Element`."""
+    """An element before document-wide numbering; see :class:`.elements.Element`."""
 
     type: ElementType
     text: str

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from parsers.errors import CorruptDocumentError, UnsafeDocumentError
+from chunkweave.parsers.errors import CorruptDocumentError, UnsafeDocumentError
 
 NS = {
     "w": "http://schemas.openxmlformats.org/wordprocessingml/2006/main",

@@ -6,11 +6,48 @@ ledger and metrics) and a human message that names the file.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Every failure code chunkweave records, from any stage (one set, documented in README).
+
+    Parsers define them because they are the lowest layer: storage and the worker
+    import this set, never spell a code as a bare string. Values are stable: they are
+    stored in the ledger, in job state and in metrics labels.
+    """
+
+    # the document itself (parsers)
+    PARSE_ERROR = "parse_error"
+    UNSUPPORTED_FORMAT = "unsupported_format"
+    ENCRYPTED = "encrypted"
+    CORRUPT = "corrupt"
+    EMPTY = "empty"
+    TOO_LARGE = "too_large"
+    UNSAFE = "unsafe"
+    PARSER_UNAVAILABLE = "parser_unavailable"
+    # the source (worker)
+    NOT_FOUND = "not_found"
+    CHANGED = "changed"
+    # the vector store and the embedder (storage)
+    STORE_ERROR = "store_error"
+    STORE_UNAVAILABLE = "store_unavailable"
+    EMBEDDER_MISMATCH = "embedder_mismatch"
+    EMBEDDER_ERROR = "embedder_error"
+    EMBEDDER_UNAVAILABLE = "embedder_unavailable"
+    # the worker's bounds
+    TIMEOUT = "timeout"
+    OUT_OF_MEMORY = "out_of_memory"
+    POISON = "poison"
+    LEASE_LOST = "lease_lost"
+    # a bug: anything not classified above
+    INTERNAL = "internal"
+
 
 class ParseError(Exception):
     """A document could not be parsed. ``str(err)`` is one line naming the file."""
 
-    code = "parse_error"
+    code: ErrorCode = ErrorCode.PARSE_ERROR
 
     def __init__(self, path: str, reason: str) -> None:
         self.path = str(path)
@@ -21,40 +58,40 @@ class ParseError(Exception):
 class UnsupportedFormatError(ParseError):
     """The bytes are not a supported format (or do not match the requested parser)."""
 
-    code = "unsupported_format"
+    code = ErrorCode.UNSUPPORTED_FORMAT
 
 
 class EncryptedDocumentError(ParseError):
     """The document needs a password that was not given (or was wrong)."""
 
-    code = "encrypted"
+    code = ErrorCode.ENCRYPTED
 
 
 class CorruptDocumentError(ParseError):
     """The file is damaged or truncated beyond repair."""
 
-    code = "corrupt"
+    code = ErrorCode.CORRUPT
 
 
 class EmptyDocumentError(ParseError):
     """The file is empty or holds no extractable content at all."""
 
-    code = "empty"
+    code = ErrorCode.EMPTY
 
 
 class TooLargeError(ParseError):
     """The file exceeds a configured limit (bytes, pages, decompressed size)."""
 
-    code = "too_large"
+    code = ErrorCode.TOO_LARGE
 
 
 class UnsafeDocumentError(ParseError):
     """The file looks hostile (entity expansion, external entities, zip bomb, nesting)."""
 
-    code = "unsafe"
+    code = ErrorCode.UNSAFE
 
 
 class ParserUnavailableError(ParseError):
     """An optional parser backend was requested but is not installed."""
 
-    code = "parser_unavailable"
+    code = ErrorCode.PARSER_UNAVAILABLE

@@ -1,14 +1,14 @@
 """PDF parser (PyMuPDF): file -> :class:`ParsedDocument` of typed elements.
 
 Flow: open and check the file (encryption, damage, page limits) -> build the
-document-wide profile (``parsers.pdf_profile``: body font, heading styles,
+document-wide profile (``chunkweave.parsers.pdf_profile``: body font, heading styles,
 running furniture, outline) -> parse the requested pages one at a time
-(``parsers.pdf_page``), each page routed to the heuristics or the layout model by
+(``chunkweave.parsers.pdf_page``), each page routed to the heuristics or the layout model by
 ``opts.mode`` -> join paragraphs that continue across columns and pages ->
-``parsers.structure.finalize``.
+``chunkweave.parsers.structure.finalize``.
 
 Modes: ``fast`` never runs the layout model; ``accurate`` runs it on every page;
-``auto`` runs it only on pages :func:`~parsers.pdf_page.page_is_complex` flags.
+``auto`` runs it only on pages :func:`~chunkweave.parsers.pdf_page.page_is_complex` flags.
 
 Empty results: pages without a text layer give one warning each when OCR is off
 or unavailable, and the document is returned with those warnings (possibly with
@@ -28,7 +28,7 @@ from pathlib import Path
 # pymupdf4llm (numpy, tabulate). Together about 1.5 s of CPU in every process,
 # paid even by ``fast`` parses that use neither. A ``None`` entry in
 # ``sys.modules`` makes PyMuPDF's own guarded imports skip them; the entries are
-# removed right after, so ``parsers.pdf_model`` imports (and activates) the
+# removed right after, so ``chunkweave.parsers.pdf_model`` imports (and activates) the
 # analyser the first time a page needs it, and ``import pymupdf4llm`` still
 # works. (PyMuPDF's ``to_markdown`` shortcut then reports pymupdf4llm as absent:
 # call ``pymupdf4llm`` directly.) No effect when PyMuPDF is already loaded.
@@ -44,9 +44,9 @@ if _DEFERRED:
     for _name in _DEFERRED:
         if sys.modules.get(_name, pymupdf) is None:
             del sys.modules[_name]
-from parsers.document import ParsedDocument, ParseOptions, file_sha1
-from parsers.elements import Element
-from parsers.errors import (
+from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EmptyDocumentError,
     EncryptedDocumentError,
@@ -54,12 +54,12 @@ from parsers.errors import (
     TooLargeError,
     UnsupportedFormatError,
 )
-from parsers.pdf_blocks import PageContext
-from parsers.pdf_model import model_available
-from parsers.pdf_page import Route, parse_page
-from parsers.pdf_profile import PdfProfile, build_profile, sample_document
-from parsers.pdf_text import Line, join_lines
-from parsers.structure import finalize
+from chunkweave.parsers.pdf_blocks import PageContext
+from chunkweave.parsers.pdf_model import model_available
+from chunkweave.parsers.pdf_page import Route, parse_page
+from chunkweave.parsers.pdf_profile import PdfProfile, build_profile, sample_document
+from chunkweave.parsers.pdf_text import Line, join_lines
+from chunkweave.parsers.structure import finalize
 
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”")
 _BAD_TITLE = re.compile(

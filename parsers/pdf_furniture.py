@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from parsers.pdf_text import Line
+from chunkweave.parsers.pdf_text import Line
 
 Band = Literal["top", "bottom"]
 

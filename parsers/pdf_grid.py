@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from parsers.elements import Element, table_text
-from parsers.pdf_text import BBox, Line
+from chunkweave.parsers.elements import Element, table_text
+from chunkweave.parsers.pdf_text import BBox, Line
 
 MIN_ROWS = 3
 MIN_COLS = 3

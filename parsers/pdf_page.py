@@ -3,14 +3,14 @@
 Two routes share every classifier:
 
 - heuristic: MuPDF blocks as regions, reading order from gutter detection
-  (``parsers.pdf_order``);
+  (``chunkweave.parsers.pdf_order``);
 - model: the pymupdf-layout boxes as regions (with their classes as hints) in the
   model's reading order.
 
 Tables come first on both routes: ruled tables (``find_tables``) on pages with
-rule evidence, contents and index pages from dot leaders (``parsers.pdf_leaders``),
-unruled ones from aligned text (``parsers.pdf_grid``, three or more columns;
-``parsers.pdf_pairs``, key/value pairs); the model
+rule evidence, contents and index pages from dot leaders (``chunkweave.parsers.pdf_leaders``),
+unruled ones from aligned text (``chunkweave.parsers.pdf_grid``, three or more columns;
+``chunkweave.parsers.pdf_pairs``, key/value pairs); the model
 route adds tables the model saw that neither found. :func:`page_is_complex`
 decides the route in ``auto`` mode from cheap signals.
 """
@@ -24,18 +24,18 @@ from typing import Literal
 
 import pymupdf
 
-from parsers.elements import Element
-from parsers.pdf_blocks import PageContext, TextRegion, classify_region
-from parsers.pdf_grid import find_grid_tables
-from parsers.pdf_headings import demote_figure_labels, demote_label_runs
-from parsers.pdf_leaders import find_leader_tables
-from parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
-from parsers.pdf_ocr import looks_scanned, ocr_textpage, tessdata_dir
-from parsers.pdf_order import column_count, reading_order
-from parsers.pdf_pairs import find_pair_tables
-from parsers.pdf_profile import PdfProfile
-from parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
-from parsers.pdf_text import BBox, Line, extract_lines
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf_blocks import PageContext, TextRegion, classify_region
+from chunkweave.parsers.pdf_grid import find_grid_tables
+from chunkweave.parsers.pdf_headings import demote_figure_labels, demote_label_runs
+from chunkweave.parsers.pdf_leaders import find_leader_tables
+from chunkweave.parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
+from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_textpage, tessdata_dir
+from chunkweave.parsers.pdf_order import column_count, reading_order
+from chunkweave.parsers.pdf_pairs import find_pair_tables
+from chunkweave.parsers.pdf_profile import PdfProfile
+from chunkweave.parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
+from chunkweave.parsers.pdf_text import BBox, Line, extract_lines
 
 Route = Literal["heuristic", "model", "auto"]
 

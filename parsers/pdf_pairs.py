@@ -2,7 +2,7 @@
 
 Manuals print option lists, key bindings, glossaries and small lookup tables as
 two aligned columns without rules ("binomial    logit, probit, log"). The grid
-detector (``parsers.pdf_grid``) needs three columns, so these stay text: every
+detector (``chunkweave.parsers.pdf_grid``) needs three columns, so these stay text: every
 key becomes a paragraph or code line apart from its value. A two-column layout
 is, however, also what a page of prose with a margin heading column or a
 two-column paper looks like, so the test is strict:
@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from parsers.elements import Element
-from parsers.pdf_grid import table_from_lines, visual_rows
-from parsers.pdf_text import Line
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf_grid import table_from_lines, visual_rows
+from chunkweave.parsers.pdf_text import Line
 
 MIN_ROWS = 3
 #: Keys wider than this share of the key-to-value distance are text, not keys.

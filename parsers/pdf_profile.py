@@ -3,7 +3,7 @@
 The profile is computed from a deterministic sample of pages (all pages of short
 documents, ``SAMPLE_PAGES`` evenly spaced pages of long ones) and never depends on
 which page range is being parsed. Parsing pages 1-100 and 101-400 separately and
-joining the parts with ``parsers.structure.finalize`` therefore yields the same
+joining the parts with ``chunkweave.parsers.structure.finalize`` therefore yields the same
 heading levels and furniture decisions as parsing the whole file.
 
 The sampled pages' lines can be handed back (:func:`sample_document`) so that the
@@ -17,15 +17,15 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from parsers.pdf_furniture import FurnitureModel
-from parsers.pdf_headings import (
+from chunkweave.parsers.pdf_furniture import FurnitureModel
+from chunkweave.parsers.pdf_headings import (
     HeadingModel,
     OutlineIndex,
     Style,
     numbering_depth,
     rank_styles,
 )
-from parsers.pdf_text import Line, extract_lines, join_lines
+from chunkweave.parsers.pdf_text import Line, extract_lines, join_lines
 
 #: Pages sampled for the profile of a long document.
 SAMPLE_PAGES = 64
@@ -94,7 +94,7 @@ def sample_document(
 
     ``keep`` holds 0-based page numbers (the range about to be parsed); the
     returned dict maps each sampled page among them to its extracted lines, which
-    are exactly what :func:`~parsers.pdf_text.extract_lines` returns for it.
+    are exactly what :func:`~chunkweave.parsers.pdf_text.extract_lines` returns for it.
     """
     toc = doc.get_toc(simple=True)
     # One or two bookmarks (a paper's title) say nothing about section structure.

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from parsers.elements import Element, table_text
-from parsers.pdf_text import BBox, clean_text
+from chunkweave.parsers.elements import Element, table_text
+from chunkweave.parsers.pdf_text import BBox, clean_text
 
 #: A table whose cells average more characters than this is a text box.
 MAX_MEAN_CELL_CHARS = 160

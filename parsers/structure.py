@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from parsers.elements import Element
+from chunkweave.parsers.elements import Element
 
 _CAPTIONED = frozenset({"table", "figure"})
 

@@ -44,6 +44,6 @@ fi
 
 # -- Weaviate server binary ----------------------------------------------------
 if [ -z "${CHUNKWEAVE_WEAVIATE__URL:-}" ] || [ -n "${CHUNKWEAVE_BUILD_WEAVIATE:-}" ]; then
-    .venv/bin/python -m storage.local_weaviate build
+    .venv/bin/python -m chunkweave.storage.local_weaviate build
 fi
 say "ready"

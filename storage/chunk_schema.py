@@ -9,7 +9,7 @@ from typing import Any
 
 from weaviate.classes.config import DataType, Property, Tokenization
 
-from chunking.models import Chunk
+from chunkweave.chunking.models import Chunk
 
 _SCHEMA_TAG = "chunkweave:"
 
@@ -53,7 +53,7 @@ def _int(name: str, *, filterable: bool = False) -> Property:
 #: 2. an inverted index only where something filters or searches (below), HNSW build
 #:    parameters from ``WeaviateConfig``. A version 1 collection has every index
 #:    version 2 uses, so it keeps working (more slowly); see
-#:    :func:`storage.weaviate_store.WeaviateStore.ensure_schema`.
+#:    :func:`chunkweave.storage.weaviate_store.WeaviateStore.ensure_schema`.
 SCHEMA_VERSION = 2
 
 #: Every inverted index costs write time on each object, so each one has a reader:

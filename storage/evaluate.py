@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from chunking.models import Chunk
-from storage.embedders.base import Embedder
+from chunkweave.chunking.models import Chunk
+from chunkweave.storage.embedders.base import Embedder
 
 KS = (1, 5, 10)
 _WS = re.compile(r"\s+")

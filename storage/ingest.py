@@ -26,17 +26,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from chunking import chunk_document
-from chunking.api import resolve_options
-from chunking.fingerprint import chunker_fingerprint
-from chunking.models import Chunk, ChunkOptions
-from parsers import ParsedDocument, ParseError, ParseOptions, parse_document
-from parsers.document import file_sha1
-from storage.config import WeaviateConfig
-from storage.embedders.base import Embedder
-from storage.ledger import Ledger, LedgerEntry
-from storage.uuids import chunk_uuid
-from storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.chunking import chunk_document
+from chunkweave.chunking.api import resolve_options
+from chunkweave.chunking.fingerprint import chunker_fingerprint
+from chunkweave.chunking.models import Chunk, ChunkOptions
+from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
+from chunkweave.parsers.document import file_sha1
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedders.base import Embedder
+from chunkweave.storage.ledger import Ledger, LedgerEntry
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
 
 OutcomeStatus = Literal["added", "updated", "unchanged", "deleted", "failed"]
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class Pipeline:
     """Ingest documents into one store with one embedder (both created once per process).
 
     ``chunk_opts`` are resolved against the embedder's input limit here
-    (:func:`chunking.api.resolve_options`), so no chunk is ever truncated by the
+    (:func:`chunkweave.chunking.api.resolve_options`), so no chunk is ever truncated by the
     embedder and the chunker fingerprint (and every chunk ID) records the real budget.
     """
 

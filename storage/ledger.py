@@ -17,8 +17,8 @@ from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import Filter
 from weaviate.collections.classes.data import DataObject
 
-from storage.uuids import ledger_uuid
-from storage.weaviate_store import StoreError, WeaviateStore
+from chunkweave.storage.uuids import ledger_uuid
+from chunkweave.storage.weaviate_store import StoreError, WeaviateStore
 
 LedgerStatus = Literal["ok", "failed"]
 

@@ -22,9 +22,9 @@ server instead of starting a second one, and leaves it running when it is done.
 
 Command line (used by the project's scripts)::
 
-    python -m storage.local_weaviate path    # print where the binary lives
-    python -m storage.local_weaviate build   # build it if missing
-    python -m storage.local_weaviate start --data-dir DIR [--port N] [--grpc-port N]
+    python -m chunkweave.storage.local_weaviate path    # print where the binary lives
+    python -m chunkweave.storage.local_weaviate build   # build it if missing
+    python -m chunkweave.storage.local_weaviate start --data-dir DIR [--port N] [--grpc-port N]
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from types import TracebackType
 
 from platformdirs import user_cache_dir
 
-from storage.config import WeaviateConfig
+from chunkweave.storage.config import WeaviateConfig
 
 #: The Weaviate version we build and test against. v1.36+ need
 #: github.com/weaviate/sroar >= v0.0.18, which the Go module proxy does not serve.
@@ -484,7 +484,9 @@ def running(data_dir: str | Path, **kwargs: object) -> Iterator[LocalWeaviate]:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m storage.local_weaviate", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m chunkweave.storage.local_weaviate", description=__doc__
+    )
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("path", help="print the cached binary's path")
     sub.add_parser("build", help="build the binary if missing")

@@ -27,8 +27,8 @@ from weaviate.exceptions import (
     WeaviateTimeoutError,
 )
 
-from storage.config import WeaviateConfig
-from storage.grpc_batch import BatchSender, Item, Pending, Vector
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.grpc_batch import BatchSender, Item, Pending, Vector
 
 T = TypeVar("T")
 
@@ -170,7 +170,7 @@ def send_objects(
 
     Slices of ``batch_size`` go out as single gRPC ``BatchObjects`` calls,
     ``concurrent_requests`` at a time, so the next slice is encoded while the server
-    indexes the previous one. Slices are encoded by :mod:`storage.grpc_batch` (a
+    indexes the previous one. Slices are encoded by :mod:`chunkweave.storage.grpc_batch` (a
     quarter of the CPU of ``insert_many``'s encoding) and sent over the client's
     connection; ``client_encoder`` (or a client without that connection) uses
     ``insert_many`` instead. (The client's ``batch.fixed_size`` makes the same calls

@@ -23,8 +23,8 @@ from weaviate.classes.query import Filter, MetadataQuery, Sort
 from weaviate.collections.classes.filters import _Filters
 from weaviate.exceptions import WeaviateBaseError
 
-from chunking.models import Chunk
-from storage.chunk_schema import (
+from chunkweave.chunking.models import Chunk
+from chunkweave.storage.chunk_schema import (
     KEYWORD_PROPERTIES,
     SCHEMA_VERSION,
     EmbedderIdentity,
@@ -34,9 +34,9 @@ from storage.chunk_schema import (
     parse_identity,
     parse_schema_version,
 )
-from storage.config import WeaviateConfig
-from storage.uuids import chunk_uuid
-from storage.weaviate_client import (
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate_client import (
     EmbedderMismatchError,
     Pending,
     StoreError,
@@ -242,7 +242,7 @@ class WeaviateStore:
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
         """Write ``chunks`` (with ``vectors`` in the same order, or none) and return the count.
 
-        Objects are keyed by :func:`storage.uuids.chunk_uuid`, so a retry or a re-run
+        Objects are keyed by :func:`chunkweave.storage.uuids.chunk_uuid`, so a retry or a re-run
         overwrites rather than duplicates. Only objects that failed transiently are
         re-sent; any other per-object failure raises with its reasons.
         """

@@ -1,8 +1,8 @@
 """Pytest plugin: a real Redis and a real S3 server for the session, plus worker helpers.
 
-- ``redis_url``: a ``redis-server`` started by ``worker.local_redis`` (or the one in
+- ``redis_url``: a ``redis-server`` started by ``chunkweave.worker.local_redis`` (or the one in
   ``CHUNKWEAVE_TEST_REDIS_URL``).
-- ``s3_server``: SeaweedFS ``weed mini`` started by ``worker.local_s3``.
+- ``s3_server``: SeaweedFS ``weed mini`` started by ``chunkweave.worker.local_s3``.
 - ``service_env``: environment for one test's service processes (unique queue, short
   time limits, its own data dir); tests add their own keys.
 - ``workers``: starts real Celery worker processes (prefork pool) with that
@@ -28,12 +28,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from storage.config import WeaviateConfig
-from storage.embedders import make_embedder
-from storage.ingest import Pipeline, open_pipeline
-from worker.local_redis import LocalRedis
-from worker.local_s3 import LocalS3
-from worker.settings import Settings
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedders import make_embedder
+from chunkweave.storage.ingest import Pipeline, open_pipeline
+from chunkweave.worker.local_redis import LocalRedis
+from chunkweave.worker.local_s3 import LocalS3
+from chunkweave.worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_ENV = "CHUNKWEAVE_TEST_REDIS_URL"
@@ -111,7 +111,7 @@ class WorkerProcs:
         """Start one ``celery worker`` (prefork) consuming the test's queue."""
         log = self.log_dir / f"worker-{len(self.procs)}.log"
         args = [
-            sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+            sys.executable, "-m", "celery", "-A", "chunkweave.worker.celery_app", "worker",
             "--pool", "prefork", "--concurrency", str(concurrency),
             "-Q", env["CHUNKWEAVE_QUEUE"], "--loglevel", "INFO",
             "--without-gossip", "--without-mingle", "--without-heartbeat",

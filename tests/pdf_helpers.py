@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from parsers.pdf_text import Line
+from chunkweave.parsers.pdf_text import Line
 
 
 def make_line(

@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 import struct
 
-from chunking.models import Chunk
-from storage.weaviate_store import EmbedderIdentity
+from chunkweave.chunking.models import Chunk
+from chunkweave.storage.weaviate_store import EmbedderIdentity
 
 #: The identity every storage test's 16-d deterministic vectors belong to.
 ID16 = EmbedderIdentity("test-embedder", 16)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from chunkweave.worker.api import create_app
+from chunkweave.worker.metrics import record_document, record_failure
+from chunkweave.worker.settings import Settings
 from tests.fixtures_services import WorkerProcs, wait_for
 from tests.test_worker_standin import FACTORY
-from worker.api import create_app
-from worker.metrics import record_document, record_failure
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 TOKEN = "s3cret-token"

@@ -12,8 +12,8 @@ from pathlib import Path
 import docx
 import pytest
 
-from parsers import ParseOptions, parse_document
-from parsers.errors import ParserUnavailableError
+from chunkweave.parsers import ParseOptions, parse_document
+from chunkweave.parsers.errors import ParserUnavailableError
 
 
 @pytest.fixture()

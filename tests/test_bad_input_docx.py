@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers import parse_document
-from parsers.errors import (
+from chunkweave.parsers import parse_document
+from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EncryptedDocumentError,
     ParseError,
@@ -204,7 +204,7 @@ def test_encrypted_docx_in_ole2_container(tmp_path: Path) -> None:
 def test_zlib_compressed_junk_with_docx_name_is_not_docx(tmp_path: Path) -> None:
     path = tmp_path / "junk.docx"
     path.write_bytes(zlib.compress(b"not a zip" * 100))
-    from parsers.errors import UnsupportedFormatError
+    from chunkweave.parsers.errors import UnsupportedFormatError
 
     _refused(path, UnsupportedFormatError)
 

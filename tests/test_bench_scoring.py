@@ -335,7 +335,7 @@ def test_markup_normalize_makes_markdown_table_cells_hits() -> None:
     import numpy as np
 
     from bench.chunk_retrieval import markup_normalize
-    from storage.evaluate import QAItem, rank_hits
+    from chunkweave.storage.evaluate import QAItem, rank_hits
 
     questions = [QAItem(question="q", evidence="exact numbers", doc="a.pdf")]
     texts = ["| **exact** numbers |", "| exact | numbers |"]

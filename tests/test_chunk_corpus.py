@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from chunking import Chunk, ChunkOptions, chunk_document, resolve_options
-from chunking.models import TokenCounter
-from parsers import ParsedDocument, parse_document
+from chunkweave.chunking import Chunk, ChunkOptions, chunk_document, resolve_options
+from chunkweave.chunking.models import TokenCounter
+from chunkweave.parsers import ParsedDocument, parse_document
 from tests.test_chunk_support import norm
 
 
 @pytest.fixture(scope="module")
 def counter() -> tuple[TokenCounter, int]:
     """The default embedder's own tokenizer (the budget the chunks must respect)."""
-    from storage.config import EmbedderConfig
-    from storage.embedders import make_embedder
+    from chunkweave.storage.config import EmbedderConfig
+    from chunkweave.storage.embedders import make_embedder
 
     embedder = make_embedder(EmbedderConfig())
     return embedder, embedder.max_tokens

@@ -6,9 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from chunking.navigation import is_navigation_table, is_navigation_text, navigation_orders
-from parsers import parse_document
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunkweave.chunking.navigation import (
+    is_navigation_table,
+    is_navigation_text,
+    navigation_orders,
+)
+from chunkweave.parsers import parse_document
 from tests.test_chunk_support import el, make_doc
 
 COUNTER = ApproxTokenCounter()

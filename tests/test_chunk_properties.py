@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from chunking.ids import content_key, sha1_hex
-from chunking.models import Chunk
-from chunking.units import table_captions
-from parsers.document import ParsedDocument
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunkweave.chunking.ids import content_key, sha1_hex
+from chunkweave.chunking.models import Chunk
+from chunkweave.chunking.units import table_captions
+from chunkweave.parsers.document import ParsedDocument
 from tests.test_chunk_support import (
     attached_captions,
     children,
@@ -175,8 +175,8 @@ def _sections(doc: ParsedDocument, section_level: int = 3) -> dict[int, int]:
 _SCRIPT = """
 import json, sys
 sys.path.insert(0, {repo!r})
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from parsers.document import ParsedDocument
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunkweave.parsers.document import ParsedDocument
 doc = ParsedDocument.model_validate_json(sys.stdin.read())
 chunks = chunk_document(doc, ChunkOptions(max_tokens=96, parent_chunks=True),
                         ApproxTokenCounter(), doc_id="doc-1")

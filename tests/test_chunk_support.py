@@ -9,12 +9,12 @@ import re
 
 from hypothesis import strategies as st
 
-from chunking.models import Chunk
-from chunking.navigation import navigation_orders
-from chunking.units import table_captions
-from parsers.document import ParsedDocument
-from parsers.elements import Element
-from parsers.structure import finalize
+from chunkweave.chunking.models import Chunk
+from chunkweave.chunking.navigation import navigation_orders
+from chunkweave.chunking.units import table_captions
+from chunkweave.parsers.document import ParsedDocument
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.structure import finalize
 
 _WS = re.compile(r"\s+")
 

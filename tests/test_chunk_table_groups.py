@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from chunking.tables import balanced_row_groups
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunkweave.chunking.tables import balanced_row_groups
 from tests.test_chunk_support import el, make_doc
 
 ROWS = (("Name", "Size"), ("alpha", "1"), ("beta", "2"))
@@ -111,9 +111,9 @@ _cell = st.text(alphabet=st.sampled_from("ab |\n\t<>&\"'x1"), max_size=6)
 )
 def test_table_parts_render_like_their_rows_alone(width: int, header_rows: int, data) -> None:
     """A part cut from the whole table's rendering equals rendering the part's rows."""
-    from chunking.tables import _body
-    from chunking.units import TableUnit
-    from parsers.elements import table_to_html, table_to_markdown
+    from chunkweave.chunking.tables import _body
+    from chunkweave.chunking.units import TableUnit
+    from chunkweave.parsers.elements import table_to_html, table_to_markdown
 
     n = data.draw(st.integers(header_rows + 1, header_rows + 6))
     ragged = data.draw(st.booleans())

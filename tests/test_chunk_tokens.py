@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
-from chunking.tokens import Meter
-from parsers.document import ParsedDocument
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
+from chunkweave.chunking.tokens import Meter
+from chunkweave.parsers.document import ParsedDocument
 from tests.test_chunk_support import documents, el, make_doc, words
 
 MINILM_TOKENIZER = (
@@ -189,9 +189,9 @@ def test_additive_meter_is_exact_on_texts_with_unusual_separators():
 @pytest.mark.skipif(not MINILM_TOKENIZER.is_file(), reason="MiniLM model folder not built yet")
 def test_default_embedder_batch_counts_equal_single_counts(corpus):
     """``count_many`` (word-level, with its vocabulary fast path) equals ``count``."""
-    from parsers import parse_document
-    from storage.config import EmbedderConfig
-    from storage.embedders import make_embedder
+    from chunkweave.parsers import parse_document
+    from chunkweave.storage.config import EmbedderConfig
+    from chunkweave.storage.embedders import make_embedder
 
     embedder = make_embedder(EmbedderConfig())
     doc = parse_document(corpus / "redp5110_sampled.pdf")

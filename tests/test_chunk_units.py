@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
-from chunking.context import build_embed_text
-from chunking.fingerprint import chunker_fingerprint
-from chunking.ids import assign_ids, chunk_id, content_key
-from chunking.sections import auto_heading_level
-from chunking.split import sentence_spans
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
+from chunkweave.chunking.context import build_embed_text
+from chunkweave.chunking.fingerprint import chunker_fingerprint
+from chunkweave.chunking.ids import assign_ids, chunk_id, content_key
+from chunkweave.chunking.sections import auto_heading_level
+from chunkweave.chunking.split import sentence_spans
 from tests.test_chunk_support import el, make_doc, norm, words
 
 COUNTER = ApproxTokenCounter()

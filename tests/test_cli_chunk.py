@@ -9,8 +9,8 @@ import docx
 import pytest
 from click.testing import CliRunner
 
-from chunking import Chunk
-from worker.cli import main
+from chunkweave.chunking import Chunk
+from chunkweave.worker.cli import main
 
 
 def _docx(path: Path) -> Path:

@@ -11,7 +11,7 @@ import docx
 import pytest
 from click.testing import CliRunner
 
-from worker.cli import main
+from chunkweave.worker.cli import main
 
 
 @pytest.fixture()
@@ -29,7 +29,7 @@ def sample(tmp_path: Path) -> Path:
 
 
 # The installed console script's entry point, run as a separate process.
-_CLI = [sys.executable, "-c", "from worker.cli import main; main()"]
+_CLI = [sys.executable, "-c", "from chunkweave.worker.cli import main; main()"]
 
 
 def test_jsonl_prints_one_element_per_line(sample: Path) -> None:

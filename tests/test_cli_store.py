@@ -68,7 +68,7 @@ def test_cli_ingest_json_summary_and_exit_code(weaviate_cfg, corpus, tmp_path):
 
 
 def test_expand_paths_takes_files_folders_and_globs(tmp_path):
-    from worker.cli_store import expand_paths
+    from chunkweave.worker.cli_store import expand_paths
 
     (tmp_path / "sub").mkdir()
     for name in ("a.pdf", "sub/b.DOCX", "sub/c.txt"):
@@ -94,7 +94,7 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
 
     # While another process runs the server for this data dir, the CLI attaches to it
     # instead of starting a second server on the same files, and leaves it running.
-    from storage.local_weaviate import LocalWeaviate
+    from chunkweave.storage.local_weaviate import LocalWeaviate
 
     with LocalWeaviate(tmp_path / "weaviate") as owner:
         assert not owner.attached
@@ -110,7 +110,7 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
 def test_search_filter_on_an_unindexed_property_is_refused_before_connecting():
     from click.testing import CliRunner
 
-    from worker.cli import main
+    from chunkweave.worker.cli import main
 
     result = CliRunner().invoke(main, ["search", "anything", "--filter", "chunker=x"])
     assert result.exit_code == 2
@@ -141,7 +141,7 @@ def test_keyword_index_off_from_the_environment_gives_vector_only_search(
         assert f"collection {collection} has no keyword index" in found.stderr
         assert json.loads(found.stdout)[0]["source"] == str(doc)
     finally:
-        from storage.weaviate_client import connect
+        from chunkweave.storage.weaviate_client import connect
 
         with connect(weaviate_cfg) as client:
             client.collections.delete([collection, weaviate_cfg.ledger_collection + "NoBm25"])

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from storage.local_weaviate import PINNED_VERSION
-from worker.cli import main as cli_main
+from chunkweave.storage.local_weaviate import PINNED_VERSION
+from chunkweave.worker.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,9 +10,9 @@ import docx
 import pymupdf
 import pytest
 
-from parsers import ParseOptions, parse_document
-from parsers.detect import detect_format
-from parsers.errors import (
+from chunkweave.parsers import ParseOptions, parse_document
+from chunkweave.parsers.detect import detect_format
+from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EmptyDocumentError,
     ParseError,

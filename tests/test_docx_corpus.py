@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from parsers import parse_document
-from parsers.elements import Element
+from chunkweave.parsers import parse_document
+from chunkweave.parsers.elements import Element
 
 
 def _gt(corpus: Path, stem: str) -> dict[str, Any]:

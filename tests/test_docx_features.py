@@ -13,8 +13,8 @@ from docx.oxml import parse_xml
 from docx.oxml.ns import nsdecls
 from docx.shared import Pt
 
-from parsers import ParseOptions, parse_document
-from parsers.elements import Element
+from chunkweave.parsers import ParseOptions, parse_document
+from chunkweave.parsers.elements import Element
 
 _MC_WPS = (
     'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '

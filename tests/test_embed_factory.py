@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from chunking.models import TokenCounter
-from storage.config import EmbedderConfig
-from storage.embedders import EmbedderConfigError, EmbedderError, make_embedder
-from storage.embedders.minilm import DEFAULT_BATCH_SIZE, MiniLMEmbedder
-from storage.embedders.none import NoneEmbedder
-from storage.embedders.openai import OpenAIEmbedder
+from chunkweave.chunking.models import TokenCounter
+from chunkweave.storage.config import EmbedderConfig
+from chunkweave.storage.embedders import EmbedderConfigError, EmbedderError, make_embedder
+from chunkweave.storage.embedders.minilm import DEFAULT_BATCH_SIZE, MiniLMEmbedder
+from chunkweave.storage.embedders.none import NoneEmbedder
+from chunkweave.storage.embedders.openai import OpenAIEmbedder
 
 
 def test_default_is_the_bundled_minilm() -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from storage.embedders.errors import EmbedderConfigError, TextTooLongError
-from storage.embedders.minilm import MODEL_DIR, MiniLMEmbedder
+from chunkweave.storage.embedders.errors import EmbedderConfigError, TextTooLongError
+from chunkweave.storage.embedders.minilm import MODEL_DIR, MiniLMEmbedder
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
 
@@ -188,7 +188,7 @@ def test_forked_worker_process_embeds_like_the_parent(reference) -> None:
 
 
 def test_count_many_equals_count_one_by_one(embedder: MiniLMEmbedder, corpus: Path) -> None:
-    from parsers import parse_document
+    from chunkweave.parsers import parse_document
 
     doc = parse_document(corpus / "R-intro.pdf")
     texts = [e.text for e in doc.elements[:1500]]

@@ -22,9 +22,9 @@ from fastapi import FastAPI, Header
 from fastapi.responses import JSONResponse
 from pydantic import SecretStr
 
-from storage.embedders.errors import EmbeddingServiceError, TextTooLongError
-from storage.embedders.minilm import MODEL_DIR, MiniLMEmbedder
-from storage.embedders.openai import OpenAIEmbedder
+from chunkweave.storage.embedders.errors import EmbeddingServiceError, TextTooLongError
+from chunkweave.storage.embedders.minilm import MODEL_DIR, MiniLMEmbedder
+from chunkweave.storage.embedders.openai import OpenAIEmbedder
 
 KEY = "sk-test-not-a-real-key"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunking.api import chunk_document, resolve_options
-from chunking.models import ChunkOptions
-from parsers.api import parse_document
-from storage.config import EmbedderConfig
-from storage.embedders import make_embedder
+from chunkweave.chunking.api import chunk_document, resolve_options
+from chunkweave.chunking.models import ChunkOptions
+from chunkweave.parsers.api import parse_document
+from chunkweave.storage.config import EmbedderConfig
+from chunkweave.storage.embedders import make_embedder
 
 
 @pytest.mark.parametrize("name", ["multi_page.pdf", "word_tables.docx", "2305.03393v1-pg9.pdf"])

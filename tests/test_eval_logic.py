@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from storage.evaluate import (
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunkweave.storage.evaluate import (
     QAItem,
     StrategyReport,
     details_table,

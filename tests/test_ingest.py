@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from storage.ingest import Pipeline, doc_id_for
-from storage.uuids import chunk_uuid
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 from tests.store_helpers import CountingEmbedder, make_chunk
 
 

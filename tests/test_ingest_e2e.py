@@ -12,10 +12,10 @@ from pathlib import Path
 import docx
 import pytest
 
-from storage.config import EmbedderConfig, WeaviateConfig
-from storage.embedders import make_embedder
-from storage.ingest import Pipeline, doc_id_for
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.embedders import make_embedder
+from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,10 +141,10 @@ def test_editing_one_paragraph_rewrites_only_its_chunks(pipeline, tmp_path):
 
 KILL_SCRIPT = """
 import json, os, sys, time
-import storage.ingest as ingest
-from storage.config import EmbedderConfig, WeaviateConfig
-from storage.embedders import make_embedder
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore
+import chunkweave.storage.ingest as ingest
+from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.embedders import make_embedder
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 cfg = WeaviateConfig(**json.loads(os.environ["TEST_CFG"]))
 embedder = make_embedder(EmbedderConfig())
 store = WeaviateStore.open(cfg, EmbedderIdentity(embedder.name, embedder.dimension))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from parsers.document import ParsedDocument, ParseOptions
-from parsers.pdf import parse_pdf
-from parsers.pdf_headings import keys_match, match_key
-from parsers.structure import finalize
+from chunkweave.parsers.document import ParsedDocument, ParseOptions
+from chunkweave.parsers.pdf import parse_pdf
+from chunkweave.parsers.pdf_headings import keys_match, match_key
+from chunkweave.parsers.structure import finalize
 
 
 def _parse(path: Path, **kw: object) -> ParsedDocument:

@@ -8,15 +8,15 @@ import pymupdf
 import pytest
 from pydantic import SecretStr
 
-from parsers.document import ParseOptions
-from parsers.errors import (
+from chunkweave.parsers.document import ParseOptions
+from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EmptyDocumentError,
     EncryptedDocumentError,
     ParseError,
     TooLargeError,
 )
-from parsers.pdf import parse_pdf
+from chunkweave.parsers.pdf import parse_pdf
 
 
 def _make_pdf(path: Path, pages: int = 3, **save: object) -> Path:

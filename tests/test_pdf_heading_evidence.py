@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from parsers.elements import Element
-from parsers.pdf_heading_filters import (
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf_heading_filters import (
     is_date,
     is_name_list,
     is_toc_entry,
     plausible_heading_text,
 )
-from parsers.pdf_headings import (
+from chunkweave.parsers.pdf_headings import (
     HeadingModel,
     OutlineIndex,
     demote_figure_labels,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pymupdf
 
-from parsers.document import ParseOptions
-from parsers.pdf import parse_pdf
+from chunkweave.parsers.document import ParseOptions
+from chunkweave.parsers.pdf import parse_pdf
 
 
 def _build(path: Path) -> Path:

@@ -8,11 +8,11 @@ import uuid
 import pytest
 from weaviate.classes.query import Filter
 
-from storage.config import WeaviateConfig
-from storage.ledger import Ledger, LedgerEntry
-from storage.local_weaviate import LocalWeaviate
-from storage.uuids import chunk_uuid, ledger_uuid
-from storage.weaviate_store import (
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.ledger import Ledger, LedgerEntry
+from chunkweave.storage.local_weaviate import LocalWeaviate
+from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
+from chunkweave.storage.weaviate_store import (
     EmbedderIdentity,
     EmbedderMismatchError,
     StoreError,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from storage import local_weaviate
-from storage.local_weaviate import LocalWeaviateError, Ports, binary_path, build
-from storage.uuids import chunk_uuid
-from storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage import local_weaviate
+from chunkweave.storage.local_weaviate import LocalWeaviateError, Ports, binary_path, build
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 from tests.store_helpers import det_vector, make_chunk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,8 +105,15 @@ def _alive(pid: int) -> bool:
 @pytest.mark.integration
 def test_start_cli_serves_until_killed_and_leaves_no_orphan(tmp_path):
     if not binary_path().is_file():
-        pytest.skip("Weaviate binary not built (python -m storage.local_weaviate build)")
-    cmd = [sys.executable, "-m", "storage.local_weaviate", "start", "--data-dir", str(tmp_path)]
+        pytest.skip("Weaviate binary not built (python -m chunkweave.storage.local_weaviate build)")
+    cmd = [
+        sys.executable,
+        "-m",
+        "chunkweave.storage.local_weaviate",
+        "start",
+        "--data-dir",
+        str(tmp_path),
+    ]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

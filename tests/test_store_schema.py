@@ -13,7 +13,7 @@ import pytest
 from weaviate.classes.config import Configure
 from weaviate.classes.query import Filter
 
-from storage.chunk_schema import (
+from chunkweave.storage.chunk_schema import (
     CHUNK_PROPERTIES,
     FILTERABLE_PROPERTIES,
     KEYWORD_PROPERTIES,
@@ -23,10 +23,10 @@ from storage.chunk_schema import (
     parse_identity,
     parse_schema_version,
 )
-from storage.config import WeaviateConfig
-from storage.uuids import chunk_uuid
-from storage.weaviate_client import connect
-from storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate_client import connect
+from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
 from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
@@ -150,7 +150,7 @@ def test_version_1_collection_is_used_with_a_warning(weaviate_cfg, caplog):
             properties=list(CHUNK_PROPERTIES),
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="storage.weaviate_store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert old.schema_version == 1

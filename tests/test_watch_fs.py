@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.settings import Settings
+from chunkweave.worker.watch_fs import FolderWatcher
 from tests.fixtures_services import wait_for
-from worker.enqueue import Enqueuer
-from worker.settings import Settings
-from worker.watch_fs import FolderWatcher
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from storage.ingest import Pipeline, doc_id_for
+from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.settings import S3Config, Settings
+from chunkweave.worker.sources import fetched, s3_client
+from chunkweave.worker.watch_s3 import BucketWatcher
 from tests.fixtures_services import ROOT, S3Server, wait_for
-from worker.enqueue import Enqueuer
-from worker.settings import S3Config, Settings
-from worker.sources import fetched, s3_client
-from worker.watch_s3 import BucketWatcher
 
 pytestmark = pytest.mark.integration
 

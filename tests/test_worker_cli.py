@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from chunkweave.worker.cli import main
+from chunkweave.worker.settings import get_settings
 from tests.fixtures_services import ROOT, wait_for
-from worker.cli import main
-from worker.settings import get_settings
 
 pytestmark = pytest.mark.integration
 

@@ -21,12 +21,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from chunkweave import enqueue
-from storage.embedders import make_embedder
-from storage.ingest import Pipeline, doc_id_for, open_pipeline
+from chunkweave.storage.embedders import make_embedder
+from chunkweave.storage.ingest import Pipeline, doc_id_for, open_pipeline
+from chunkweave.worker.api import create_app
+from chunkweave.worker.jobs import JobState, JobStore
+from chunkweave.worker.settings import Settings
 from tests.fixtures_services import ROOT, WorkerProcs, wait_for
-from worker.api import create_app
-from worker.jobs import JobState, JobStore
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 SMALL = ("multi_page.pdf", "word_sample.docx", "lorem_ipsum.docx")

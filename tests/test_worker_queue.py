@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from storage.ingest import doc_id_for
+from chunkweave.storage.ingest import doc_id_for
+from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.jobs import JobState
+from chunkweave.worker.settings import Settings
 from tests.fixtures_services import ROOT, WorkerProcs, wait_for
 from tests.test_worker_standin import FACTORY
-from worker.enqueue import Enqueuer
-from worker.jobs import JobState
-from worker.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -199,7 +199,7 @@ class _Receiver(http.server.BaseHTTPRequestHandler):
 
 
 def test_completion_webhook_signed_and_retried(env, enq, workers, tmp_path):
-    from worker.webhook import verify
+    from chunkweave.worker.webhook import verify
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -13,9 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from storage.ingest import Pipeline, doc_id_for
+from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.worker.local_redis import free_port
 from tests.fixtures_services import ROOT, wait_for
-from worker.local_redis import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -101,7 +101,7 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
 def test_local_redis_that_cannot_bind_fails_fast_with_its_log(tmp_path):
     import socket
 
-    from worker.local_redis import LocalRedis, LocalServiceError
+    from chunkweave.worker.local_redis import LocalRedis, LocalServiceError
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
         taken.bind(("127.0.0.1", 0))

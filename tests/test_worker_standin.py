@@ -21,8 +21,8 @@ from pathlib import Path
 
 import redis
 
-from storage.ingest import DocOutcome
-from worker.settings import Settings
+from chunkweave.storage.ingest import DocOutcome
+from chunkweave.worker.settings import Settings
 
 FACTORY = "tests.test_worker_standin:make_standin"
 

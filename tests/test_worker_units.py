@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from parsers.errors import CorruptDocumentError
-from storage.embedders import EmbeddingServiceError
-from storage.weaviate_store import StoreUnavailableError
-from worker.celery_app import make_app, visibility_timeout_s
-from worker.settings import Settings
-from worker.sources import normalize, split_s3, wanted
-from worker.tasks import is_transient
-from worker.webhook import sign, verify
+from chunkweave.parsers.errors import CorruptDocumentError
+from chunkweave.storage.embedders import EmbeddingServiceError
+from chunkweave.storage.weaviate_store import StoreUnavailableError
+from chunkweave.worker.celery_app import make_app, visibility_timeout_s
+from chunkweave.worker.settings import Settings
+from chunkweave.worker.sources import normalize, split_s3, wanted
+from chunkweave.worker.tasks import is_transient
+from chunkweave.worker.webhook import sign, verify
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ def test_transient_errors_are_retried_bad_documents_are_not():
     assert not is_transient(CorruptDocumentError("x.pdf", "truncated"))
     assert not is_transient(ValueError("bug"))
     # The store marks its own outage; its code is also in the transient outcome codes.
-    from worker.tasks import TRANSIENT_CODES
+    from chunkweave.worker.tasks import TRANSIENT_CODES
 
     assert StoreUnavailableError.code in TRANSIENT_CODES
 

@@ -34,10 +34,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 
-from worker.enqueue import Action, Enqueuer, expand
-from worker.jobs import JobState, JobStatus
-from worker.metrics import RedisCollector
-from worker.settings import Settings, get_settings
+from chunkweave.worker.enqueue import Action, Enqueuer, expand
+from chunkweave.worker.jobs import JobState, JobStatus
+from chunkweave.worker.metrics import RedisCollector
+from chunkweave.worker.settings import Settings, get_settings
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _COPY_BLOCK = 1 << 20

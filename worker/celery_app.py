@@ -1,11 +1,11 @@
-"""The one Celery app, configured from :class:`worker.settings.Settings`.
+"""The one Celery app, configured from :class:`chunkweave.worker.settings.Settings`.
 
 Delivery guarantees and bounds, and why:
 
 - JSON only (no pickle): a message can never execute code on a worker.
 - ``acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged after its
   task ends, so a worker killed mid-document (SIGKILL, OOM) has it redelivered.
-  Tasks are idempotent and count crashes per document version (``worker.locks``),
+  Tasks are idempotent and count crashes per document version (``chunkweave.worker.locks``),
   so redelivery is harmless and bounded.
 - Prefetch 1: a worker holds at most one waiting message per process, so a backfill
   spreads over every replica instead of piling onto the first one up.
@@ -27,7 +27,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_init, worker_process_shutdown
 
-from worker.settings import Settings, get_settings
+from chunkweave.worker.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 # The Weaviate client logs every HTTP request at INFO through httpx: one line per
@@ -43,14 +43,18 @@ def visibility_timeout_s(settings: Settings) -> int:
 def make_app(settings: Settings) -> Celery:
     """Build the Celery app for ``settings`` (broker URL may be unset until used)."""
     broker = (settings.redis_url.get_secret_value() if settings.redis_url else "") or None
-    tasks = ["worker.tasks", "worker.fanout", "worker.fanout_write"]
+    tasks = [
+        "chunkweave.worker.tasks",
+        "chunkweave.worker.fanout",
+        "chunkweave.worker.fanout_write",
+    ]
     app = Celery("chunkweave", broker=broker, include=tasks)
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
         event_serializer="json",
-        task_ignore_result=True,  # state lives in worker.jobs, not in a result backend
+        task_ignore_result=True,  # state lives in chunkweave.worker.jobs, not in a result backend
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
@@ -73,7 +77,7 @@ app = make_app(get_settings())
 @worker_process_init.connect
 def _init_child(**_: Any) -> None:
     """Cap the child's memory and build its pipeline once, before any task runs."""
-    from worker.runtime import forget_runtime, get_runtime
+    from chunkweave.worker.runtime import forget_runtime, get_runtime
 
     settings = get_settings()
     cap = settings.max_memory_mb * 1024 * 1024
@@ -91,6 +95,6 @@ def _init_child(**_: Any) -> None:
 
 @worker_process_shutdown.connect
 def _shutdown_child(**_: Any) -> None:
-    from worker.runtime import reset_runtime
+    from chunkweave.worker.runtime import reset_runtime
 
     reset_runtime()

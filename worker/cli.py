@@ -8,10 +8,10 @@ import click
 
 #: Modules that each register their commands on the root group via ``register(group)``.
 _COMMAND_MODULES = (
-    "worker.cli_parse",  # parse
-    "worker.cli_chunk",  # chunk, eval
-    "worker.cli_store",  # ingest, search, delete, docs
-    "worker.cli_service",  # worker, watch, serve, enqueue, backfill, status, api
+    "chunkweave.worker.cli_parse",  # parse
+    "chunkweave.worker.cli_chunk",  # chunk, eval
+    "chunkweave.worker.cli_store",  # ingest, search, delete, docs
+    "chunkweave.worker.cli_service",  # worker, watch, serve, enqueue, backfill, status, api
 )
 
 

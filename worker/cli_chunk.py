@@ -8,13 +8,19 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
-from chunking import ApproxTokenCounter, Chunk, ChunkOptions, chunk_document, resolve_options
-from chunking.models import Strategy, TokenCounter
-from parsers import ParsedDocument, parse_document
-from worker.cli_common import echo_json, friendly_errors
+from chunkweave.chunking import (
+    ApproxTokenCounter,
+    Chunk,
+    ChunkOptions,
+    chunk_document,
+    resolve_options,
+)
+from chunkweave.chunking.models import Strategy, TokenCounter
+from chunkweave.parsers import ParsedDocument, parse_document
+from chunkweave.worker.cli_common import echo_json, friendly_errors
 
 if TYPE_CHECKING:
-    from storage.embedders.base import Embedder
+    from chunkweave.storage.embedders.base import Embedder
 
 STRATEGIES = list(get_args(Strategy))
 DOC_SUFFIXES = (".pdf", ".docx")
@@ -58,7 +64,7 @@ def chunk_command(
     fmt: str,
 ) -> None:
     """Parse FILE and print its chunks."""
-    from worker.settings import get_settings
+    from chunkweave.worker.settings import get_settings
 
     settings = get_settings()
     overrides: dict[str, Any] = {
@@ -134,8 +140,8 @@ def eval_command(
     its ``doc``, only those documents are used. Each strategy's chunks are
     embedded with the configured embedder and searched exhaustively.
     """
-    from storage.evaluate import details_table, evaluate_chunks, load_qa
-    from worker.settings import get_settings
+    from chunkweave.storage.evaluate import details_table, evaluate_chunks, load_qa
+    from chunkweave.worker.settings import get_settings
 
     settings = get_settings()
     questions = load_qa(qa_path)
@@ -212,7 +218,7 @@ def _options(base: ChunkOptions, overrides: dict[str, Any]) -> ChunkOptions:
 def _embedder(settings: Any, *, need_vectors: bool) -> Embedder | None:
     """Build the configured embedder; None (with a note) when only counting is needed."""
     try:
-        from storage.embedders import make_embedder
+        from chunkweave.storage.embedders import make_embedder
     except ImportError as err:
         if need_vectors:
             raise click.ClickException(f"no embedder available: {err}") from err
@@ -234,7 +240,7 @@ def _embedder(settings: Any, *, need_vectors: bool) -> Embedder | None:
 
 def _doc_id(path: str) -> str:
     try:
-        from storage.ingest import doc_id_for
+        from chunkweave.storage.ingest import doc_id_for
 
         return doc_id_for(path)
     except (ImportError, NotImplementedError):

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from parsers.errors import ParseError
+from chunkweave.parsers.errors import ParseError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -7,10 +7,10 @@ from typing import get_args
 
 import click
 
-from parsers import ParsedDocument, ParseOptions, parse_document
-from parsers.document import ParserName, PdfMode
-from parsers.elements import Element, table_to_markdown
-from worker.cli_common import friendly_errors
+from chunkweave.parsers import ParsedDocument, ParseOptions, parse_document
+from chunkweave.parsers.document import ParserName, PdfMode
+from chunkweave.parsers.elements import Element, table_to_markdown
+from chunkweave.worker.cli_common import friendly_errors
 
 
 def register(group: click.Group) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from worker.cli_common import echo_json, friendly_errors
-from worker.jobs import JobState
-from worker.settings import get_settings
+from chunkweave.worker.cli_common import echo_json, friendly_errors
+from chunkweave.worker.jobs import JobState
+from chunkweave.worker.settings import get_settings
 
 
 @click.command()
@@ -29,8 +29,8 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
     """Run a Celery worker (prefork pool) consuming ingest tasks from Redis."""
     import os
 
-    from worker.celery_app import app
-    from worker.runtime import redis_url
+    from chunkweave.worker.celery_app import app
+    from chunkweave.worker.runtime import redis_url
 
     settings = get_settings()
     redis_url(settings)  # fail early and clearly without a broker
@@ -48,17 +48,17 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 @friendly_errors
 def watch(source: str, polling: bool) -> None:
     """Watch a folder or s3://bucket/prefix and enqueue new, changed and removed documents."""
-    from worker.enqueue import Enqueuer
+    from chunkweave.worker.enqueue import Enqueuer
 
     settings = get_settings()
     enq = Enqueuer(settings)
     stop = threading.Event()
     if source.startswith("s3://"):
-        from worker.watch_s3 import BucketWatcher
+        from chunkweave.worker.watch_s3 import BucketWatcher
 
         runner = BucketWatcher(source, enq).run
     else:
-        from worker.watch_fs import FolderWatcher
+        from chunkweave.worker.watch_fs import FolderWatcher
 
         runner = FolderWatcher(
             Path(source),
@@ -104,7 +104,7 @@ def watch(source: str, polling: bool) -> None:
 @friendly_errors
 def serve(watch_source: str | None, workers: int, api_port: int, host: str, polling: bool) -> None:
     """Run the whole service: workers, watcher and HTTP API (embedded Redis/Weaviate if unset)."""
-    from worker.serve import Service
+    from chunkweave.worker.serve import Service
 
     service = Service(
         get_settings(),
@@ -126,7 +126,7 @@ def serve(watch_source: str | None, workers: int, api_port: int, host: str, poll
 @friendly_errors
 def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json: bool) -> None:
     """Queue files, folders or s3://bucket/prefix for the workers; print the job id."""
-    from worker.enqueue import Enqueuer, expand
+    from chunkweave.worker.enqueue import Enqueuer, expand
 
     enq = Enqueuer(get_settings())
     try:
@@ -155,7 +155,7 @@ def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
     """Enqueue everything under a folder or s3://bucket/prefix, with progress."""
     from rich.progress import Progress
 
-    from worker.enqueue import Enqueuer, expand
+    from chunkweave.worker.enqueue import Enqueuer, expand
 
     enq = Enqueuer(get_settings())
     try:
@@ -207,8 +207,8 @@ def _summary(job: JobState) -> str:
 @friendly_errors
 def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool) -> None:
     """Show one job with its documents, or list recent jobs."""
-    from worker.jobs import JobStore
-    from worker.runtime import redis_client
+    from chunkweave.worker.jobs import JobStore
+    from chunkweave.worker.runtime import redis_client
 
     settings = get_settings()
     store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
@@ -245,7 +245,7 @@ def api(host: str, port: int) -> None:
     """Serve the HTTP API (FastAPI + uvicorn; docs at /docs)."""
     import uvicorn
 
-    from worker.api import create_app
+    from chunkweave.worker.api import create_app
 
     uvicorn.run(create_app(get_settings()), host=host, port=port, log_level="info")
 

@@ -21,17 +21,17 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from weaviate.classes.query import Filter
 
-from chunking.models import ChunkOptions, Strategy
-from parsers.document import ParseOptions
-from storage.chunk_schema import FILTERABLE_PROPERTIES
-from storage.config import EmbedderConfig, WeaviateConfig
-from storage.embedders import Embedder, make_embedder
-from storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
-from storage.ledger import Ledger
-from storage.local_weaviate import LocalWeaviate
-from storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
-from worker.cli_common import echo_json, friendly_errors
-from worker.settings import Settings, get_settings
+from chunkweave.chunking.models import ChunkOptions, Strategy
+from chunkweave.parsers.document import ParseOptions
+from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
+from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.embedders import Embedder, make_embedder
+from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
+from chunkweave.storage.ledger import Ledger
+from chunkweave.storage.local_weaviate import LocalWeaviate
+from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.worker.cli_common import echo_json, friendly_errors
+from chunkweave.worker.settings import Settings, get_settings
 
 SUFFIXES = (".pdf", ".docx")
 _INT_PROPS = frozenset(

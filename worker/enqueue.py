@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from storage.ingest import doc_id_for
-from worker.celery_app import make_app
-from worker.jobs import DocState, JobStore
-from worker.runtime import redis_client
-from worker.settings import Settings, get_settings
-from worker.sources import is_s3, iter_local, iter_s3, normalize, s3_client
+from chunkweave.storage.ingest import doc_id_for
+from chunkweave.worker.celery_app import make_app
+from chunkweave.worker.jobs import DocState, JobStore
+from chunkweave.worker.runtime import redis_client
+from chunkweave.worker.settings import Settings, get_settings
+from chunkweave.worker.sources import is_s3, iter_local, iter_s3, normalize, s3_client
 
 Action = Literal["ingest", "delete"]
 _TASKS: dict[Action, str] = {

@@ -11,11 +11,11 @@ The join needs no result backend: each finished part adds its index to the set
 ``cw:fan:<doc_id>:<sha1>:done`` and reads its size in one MULTI/EXEC; the part whose
 addition completes the set (and only that one, as a duplicate delivery adds
 nothing) enqueues ``finish_document``. That task concatenates the parts in page
-order, runs ``parsers.structure.finalize`` over the whole sequence (so heading
+order, runs ``chunkweave.parsers.structure.finalize`` over the whole sequence (so heading
 paths continue across part boundaries and orders are renumbered), and hands the
 document to ``Pipeline.ingest_parsed`` under the document's write lock.
 
-Documents with many chunks continue in ``worker.fanout_write`` (embedding spread over
+Documents with many chunks continue in ``chunkweave.worker.fanout_write`` (embedding spread over
 the workers too). Scratch data is deleted after the write; abandoned parts (a failed sibling)
 expire with their TTL.
 """
@@ -31,19 +31,19 @@ from typing import Any
 import pymupdf
 from celery import Task
 
-from chunking import chunk_document
-from chunking.models import Chunk
-from parsers.api import parse_document
-from parsers.document import ParsedDocument, file_sha1
-from parsers.structure import finalize
-from worker import fanout_write
-from worker.celery_app import app
-from worker.locks import count_attempt
-from worker.recorder import DocRun
-from worker.runtime import get_runtime
-from worker.settings import Settings
-from worker.sources import fetched
-from worker.tasks import DocTask, run_guarded, write_lock
+from chunkweave.chunking import chunk_document
+from chunkweave.chunking.models import Chunk
+from chunkweave.parsers.api import parse_document
+from chunkweave.parsers.document import ParsedDocument, file_sha1
+from chunkweave.parsers.structure import finalize
+from chunkweave.worker import fanout_write
+from chunkweave.worker.celery_app import app
+from chunkweave.worker.locks import count_attempt
+from chunkweave.worker.recorder import DocRun
+from chunkweave.worker.runtime import get_runtime
+from chunkweave.worker.settings import Settings
+from chunkweave.worker.sources import fetched
+from chunkweave.worker.tasks import DocTask, run_guarded, write_lock
 
 
 def page_count(path: Path) -> int | None:

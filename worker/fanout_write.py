@@ -1,6 +1,6 @@
 """Second half of a fan-out: embed and upsert a big document's chunks on many workers.
 
-After the parts of a large PDF are joined and chunked (``worker.fanout``), the
+After the parts of a large PDF are joined and chunked (``chunkweave.worker.fanout``), the
 chunks of a document with more than ``fanout_embed_chunks`` chunks are cut into
 slices of that size. Each slice is an ``embed_slice`` task that embeds and upserts
 only chunks not stored yet (``Pipeline.upsert_chunks``); the task that completes
@@ -24,15 +24,15 @@ from typing import Any
 from celery import Task
 from pydantic import TypeAdapter
 
-from chunking.models import Chunk
-from storage.ingest import DocOutcome
-from storage.uuids import chunk_uuid
-from worker.celery_app import app, visibility_timeout_s
-from worker.jobs import as_text
-from worker.locks import count_attempt, drop_lease, hold_lease, take_lease
-from worker.recorder import DocRun
-from worker.runtime import get_runtime
-from worker.tasks import DocTask, run_guarded
+from chunkweave.chunking.models import Chunk
+from chunkweave.storage.ingest import DocOutcome
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.worker.celery_app import app, visibility_timeout_s
+from chunkweave.worker.jobs import as_text
+from chunkweave.worker.locks import count_attempt, drop_lease, hold_lease, take_lease
+from chunkweave.worker.recorder import DocRun
+from chunkweave.worker.runtime import get_runtime
+from chunkweave.worker.tasks import DocTask, run_guarded
 
 _CHUNKS = TypeAdapter(list[Chunk])
 _UUIDS = TypeAdapter(list[str])

@@ -1,4 +1,4 @@
-"""Container healthcheck: ``python -m worker.healthcheck`` exits 0 when healthy.
+"""Container healthcheck: ``python -m chunkweave.worker.healthcheck`` exits 0 when healthy.
 
 Checks that Redis (broker and job state) answers; when ``CHUNKWEAVE_HEALTH_URL`` is
 set (the API container) also that the URL answers 2xx. Prints one line saying what
@@ -12,8 +12,8 @@ import sys
 
 import httpx
 
-from worker.runtime import redis_client
-from worker.settings import get_settings
+from chunkweave.worker.runtime import redis_client
+from chunkweave.worker.settings import get_settings
 
 
 def check() -> str | None:

@@ -19,7 +19,7 @@ from typing import Self
 
 import redis
 
-from storage.local_weaviate import die_with_parent
+from chunkweave.storage.local_weaviate import die_with_parent
 
 
 class LocalServiceError(RuntimeError):

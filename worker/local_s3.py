@@ -14,8 +14,8 @@ from pathlib import Path
 
 import httpx
 
-from storage.local_weaviate import die_with_parent
-from worker.local_redis import LocalServiceError, ServerProcess, free_port
+from chunkweave.storage.local_weaviate import die_with_parent
+from chunkweave.worker.local_redis import LocalServiceError, ServerProcess, free_port
 
 
 def find_weed() -> str:

@@ -19,7 +19,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from worker.jobs import as_text
+from chunkweave.worker.jobs import as_text
 
 METRICS_KEY = "cw:metrics"
 #: Upper bounds (seconds) of the task-duration histogram buckets.

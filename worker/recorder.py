@@ -9,10 +9,10 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
-from worker.jobs import DocState
-from worker.locks import clear_attempts, uncount_attempt
-from worker.metrics import record_document, record_failure
-from worker.runtime import Runtime
+from chunkweave.worker.jobs import DocState
+from chunkweave.worker.locks import clear_attempts, uncount_attempt
+from chunkweave.worker.metrics import record_document, record_failure
+from chunkweave.worker.runtime import Runtime
 
 
 class DocRun:
@@ -109,6 +109,6 @@ class DocRun:
         if self.rt.jobs.set_doc(self.job_id, state):
             job = self.rt.jobs.get(self.job_id)
             if job is not None and job.webhook_url:
-                from worker.tasks import send_webhook  # the task module imports this one
+                from chunkweave.worker.tasks import send_webhook  # the task module imports this one
 
                 send_webhook.apply_async(kwargs={"job_id": self.job_id})

@@ -15,12 +15,12 @@ from typing import Any, Protocol
 
 import redis
 
-from worker.jobs import JobStore
-from worker.settings import Settings, get_settings
+from chunkweave.worker.jobs import JobStore
+from chunkweave.worker.settings import Settings, get_settings
 
 
 class PipelineLike(Protocol):
-    """What the tasks need from ``storage.ingest.Pipeline``."""
+    """What the tasks need from ``chunkweave.storage.ingest.Pipeline``."""
 
     def ingest(
         self, path: Path, *, source: str, doc_id: str, force: bool = False
@@ -61,13 +61,13 @@ def redis_client(settings: Settings) -> redis.Redis:
 
 
 def default_pipeline(settings: Settings) -> PipelineLike:
-    """Build ``storage.ingest.Pipeline`` from the settings: embedder, store, options.
+    """Build ``chunkweave.storage.ingest.Pipeline`` from the settings: embedder, store, options.
 
     Workers need a Weaviate URL (``CHUNKWEAVE_WEAVIATE__URL``); ``chunkweave serve``
     sets it to the embedded server when none is configured.
     """
-    from storage.embedders import make_embedder
-    from storage.ingest import open_pipeline
+    from chunkweave.storage.embedders import make_embedder
+    from chunkweave.storage.ingest import open_pipeline
 
     if settings.weaviate.url is None:
         raise RuntimeError(

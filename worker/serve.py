@@ -2,7 +2,7 @@
 
 Without ``CHUNKWEAVE_REDIS_URL`` an embedded ``redis-server`` is started (data under
 ``<data_dir>/redis``); without ``CHUNKWEAVE_WEAVIATE__URL`` the embedded Weaviate of
-``storage.local_weaviate`` (data under ``<data_dir>/weaviate``). Workers and the API
+``chunkweave.storage.local_weaviate`` (data under ``<data_dir>/weaviate``). Workers and the API
 run as child processes that inherit those URLs through the environment; the
 watcher runs in this process. SIGINT/SIGTERM (or any child dying) stops everything:
 watcher first (no new jobs), then the API, then the workers with a warm shutdown
@@ -24,8 +24,8 @@ from types import FrameType
 
 from pydantic import SecretStr
 
-from worker.local_redis import LocalRedis
-from worker.settings import Settings
+from chunkweave.worker.local_redis import LocalRedis
+from chunkweave.worker.settings import Settings
 
 log = logging.getLogger(__name__)
 _STOP_GRACE_S = 30.0
@@ -44,7 +44,7 @@ def _child_env(settings: Settings) -> dict[str, str]:
 def worker_command(settings: Settings, concurrency: int, queues: str | None = None) -> list[str]:
     """Return the ``celery worker`` command line for this project's app."""
     return [
-        sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+        sys.executable, "-m", "celery", "-A", "chunkweave.worker.celery_app", "worker",
         "--pool", "prefork", "--concurrency", str(concurrency),
         "-Q", queues or settings.queue, "--loglevel", "INFO",
         "--without-gossip", "--without-mingle",
@@ -52,9 +52,9 @@ def worker_command(settings: Settings, concurrency: int, queues: str | None = No
 
 
 def api_command(host: str, port: int) -> list[str]:
-    """Return the uvicorn command line serving ``worker.api``."""
+    """Return the uvicorn command line serving ``chunkweave.worker.api``."""
     return [
-        sys.executable, "-m", "uvicorn", "worker.api:app_factory", "--factory",
+        sys.executable, "-m", "uvicorn", "chunkweave.worker.api:app_factory", "--factory",
         "--host", host, "--port", str(port), "--log-level", "warning",
     ]  # fmt: skip
 
@@ -91,7 +91,7 @@ class Service:
             settings = settings.model_copy(update={"redis_url": SecretStr(server.url)})
             self.say(f"started embedded Redis on {server.url} (data: {data / 'redis'})")
         if settings.weaviate.url is None:
-            from storage.local_weaviate import LocalWeaviate
+            from chunkweave.storage.local_weaviate import LocalWeaviate
 
             weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
@@ -133,17 +133,17 @@ class Service:
         return code
 
     def _start_watcher(self, settings: Settings, stack: ExitStack) -> threading.Thread:
-        from worker.enqueue import Enqueuer
+        from chunkweave.worker.enqueue import Enqueuer
 
         enq = Enqueuer(settings)
         stack.callback(enq.close)
         assert self.watch is not None
         if self.watch.startswith("s3://"):
-            from worker.watch_s3 import BucketWatcher
+            from chunkweave.worker.watch_s3 import BucketWatcher
 
             target: Callable[[threading.Event], None] = BucketWatcher(self.watch, enq).run
         else:
-            from worker.watch_fs import FolderWatcher
+            from chunkweave.worker.watch_fs import FolderWatcher
 
             target = FolderWatcher(
                 Path(self.watch),

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
-    from worker.settings import S3Config
+    from chunkweave.worker.settings import S3Config
 
 #: File suffixes the service picks up when walking folders and prefixes.
 DOC_SUFFIXES = frozenset({".pdf", ".docx"})

@@ -1,7 +1,7 @@
 """Celery tasks: thin shells over the ingest pipeline that take references, not bytes.
 
 Each task receives ``job_id``, a source URI and its ``doc_id``; it reads the source
-(``worker.sources``), calls the pipeline, and records the outcome (``worker.recorder``).
+(``chunkweave.worker.sources``), calls the pipeline, and records the outcome (``chunkweave.worker.recorder``).
 
 - Idempotent: chunk ids are deterministic and the pipeline skips unchanged
   documents, so a duplicate delivery writes nothing new and is not counted twice.
@@ -30,15 +30,15 @@ from celery import Task
 from celery.exceptions import Retry
 from celery.utils.time import get_exponential_backoff_interval
 
-from parsers.document import file_sha1
-from parsers.errors import ParseError
-from worker import faults
-from worker.celery_app import app
-from worker.locks import DocLock, count_attempt
-from worker.recorder import DocRun
-from worker.runtime import get_runtime
-from worker.sources import SourceNotFoundError, fetched
-from worker.webhook import deliver
+from chunkweave.parsers.document import file_sha1
+from chunkweave.parsers.errors import ParseError
+from chunkweave.worker import faults
+from chunkweave.worker.celery_app import app
+from chunkweave.worker.locks import DocLock, count_attempt
+from chunkweave.worker.recorder import DocRun
+from chunkweave.worker.runtime import get_runtime
+from chunkweave.worker.sources import SourceNotFoundError, fetched
+from chunkweave.worker.webhook import deliver
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ def ingest_document(
     self: Task, *, job_id: str, source: str, doc_id: str, force: bool = False
 ) -> dict[str, Any]:
     """Ingest one source into Weaviate and record the outcome on its job."""
-    from worker import fanout  # fanout imports this module's helpers
+    from chunkweave.worker import fanout  # fanout imports this module's helpers
 
     rt = get_runtime()
     settings = rt.settings

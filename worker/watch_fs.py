@@ -2,7 +2,7 @@
 
 - Events (watchdog, inotify on Linux): only *close-after-write* and *moves* count, so
   half-written files and atomic-rename temp files are never picked up; hidden, temp
-  and non-document names are ignored (``worker.sources.wanted``). With
+  and non-document names are ignored (``chunkweave.worker.sources.wanted``). With
   ``polling=True`` (network filesystems, where inotify sees nothing from other
   hosts) created/modified files are acted on once their size and mtime have been
   stable for ``settle_s``.
@@ -38,9 +38,9 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from worker.enqueue import Action, Enqueuer
-from worker.jobs import as_text
-from worker.sources import iter_local, wanted
+from chunkweave.worker.enqueue import Action, Enqueuer
+from chunkweave.worker.jobs import as_text
+from chunkweave.worker.sources import iter_local, wanted
 
 log = logging.getLogger(__name__)
 _BATCH_WINDOW_S = 0.5

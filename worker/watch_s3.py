@@ -21,9 +21,9 @@ import logging
 import threading
 from typing import Any
 
-from worker.enqueue import Action, Enqueuer
-from worker.jobs import as_text
-from worker.sources import iter_s3, s3_client, split_s3
+from chunkweave.worker.enqueue import Action, Enqueuer
+from chunkweave.worker.jobs import as_text
+from chunkweave.worker.sources import iter_s3, s3_client, split_s3
 
 log = logging.getLogger(__name__)
 

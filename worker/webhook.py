@@ -1,6 +1,6 @@
 """Completion webhooks: one signed POST per finished job.
 
-The body is the job summary as JSON (``worker.jobs.JobState`` without documents).
+The body is the job summary as JSON (``chunkweave.worker.jobs.JobState`` without documents).
 When ``webhook_secret`` is set, ``X-Chunkweave-Signature: sha256=<hex>`` carries the
 HMAC-SHA256 of ``<timestamp>.<body>`` with ``X-Chunkweave-Timestamp: <timestamp>``,
 so receivers can reject forged and replayed calls. Delivery is retried by the

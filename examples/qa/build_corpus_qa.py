@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from parsers import parse_document  # noqa: E402
+from chunkweave.parsers import parse_document  # noqa: E402
 
 REDP = "redp5110_sampled.pdf"
 RINTRO = "R-intro.pdf"

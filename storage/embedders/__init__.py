@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.config import EmbedderConfig
-from storage.embedders.base import Embedder
-from storage.embedders.errors import (
+from chunkweave.storage.config import EmbedderConfig
+from chunkweave.storage.embedders.base import Embedder
+from chunkweave.storage.embedders.errors import (
     EmbedderConfigError,
     EmbedderError,
     EmbeddingServiceError,
@@ -56,7 +56,7 @@ def make_embedder(cfg: EmbedderConfig) -> Embedder:
     if cfg.kind == "minilm":
         return _minilm(cfg)
     if cfg.kind == "openai":
-        from storage.embedders.openai import DEFAULT_MAX_TOKENS, OpenAIEmbedder
+        from chunkweave.storage.embedders.openai import DEFAULT_MAX_TOKENS, OpenAIEmbedder
 
         missing = [f for f in ("base_url", "model", "dimension") if getattr(cfg, f) is None]
         if missing:
@@ -72,21 +72,21 @@ def make_embedder(cfg: EmbedderConfig) -> Embedder:
             timeout_s=cfg.timeout_s,
         )
     if cfg.kind == "sentence-transformers":
-        from storage.embedders.sbert import SentenceTransformersEmbedder
+        from chunkweave.storage.embedders.sbert import SentenceTransformersEmbedder
 
         if cfg.model is None:
             raise EmbedderConfigError(
                 "embedder kind 'sentence-transformers' needs model = a local model folder"
             )
         return SentenceTransformersEmbedder(Path(cfg.model), batch_size=cfg.batch_size)
-    from storage.embedders.none import DEFAULT_MAX_TOKENS as NONE_MAX_TOKENS
-    from storage.embedders.none import NoneEmbedder
+    from chunkweave.storage.embedders.none import DEFAULT_MAX_TOKENS as NONE_MAX_TOKENS
+    from chunkweave.storage.embedders.none import NoneEmbedder
 
     return NoneEmbedder(max_tokens=cfg.max_tokens or NONE_MAX_TOKENS)
 
 
 def _minilm(cfg: EmbedderConfig) -> Embedder:
-    from storage.embedders.minilm import DEFAULT_BATCH_SIZE, MiniLMEmbedder
+    from chunkweave.storage.embedders.minilm import DEFAULT_BATCH_SIZE, MiniLMEmbedder
 
     batch = cfg.batch_size if "batch_size" in cfg.model_fields_set else DEFAULT_BATCH_SIZE
     embedder = MiniLMEmbedder(batch_size=batch)

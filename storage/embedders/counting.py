@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from storage.embedders.errors import EmbedderConfigError
+from chunkweave.storage.embedders.errors import EmbedderConfigError
 
 
 def approx_token_count(text: str) -> int:

@@ -25,7 +25,7 @@ from tokenizers.models import WordPiece
 from tokenizers.normalizers import BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
-from storage.embedders.errors import EmbedderConfigError, TextTooLongError
+from chunkweave.storage.embedders.errors import EmbedderConfigError, TextTooLongError
 
 MODEL_DIR = Path(__file__).resolve().parents[1] / "models" / "all-MiniLM-L6-v2-int8"
 # One sequence per onnxruntime call. Measured with bench/embed.py on ~190-token chunks:

@@ -7,8 +7,8 @@ vectorizer (``near_text`` / hybrid), so :meth:`NoneEmbedder.embed_query` refuses
 
 from __future__ import annotations
 
-from storage.embedders.counting import approx_token_count
-from storage.embedders.errors import EmbedderError
+from chunkweave.storage.embedders.counting import approx_token_count
+from chunkweave.storage.embedders.errors import EmbedderError
 
 DEFAULT_MAX_TOKENS = 512
 

@@ -17,8 +17,8 @@ import httpx
 from pydantic import SecretStr
 from tokenizers import Tokenizer
 
-from storage.embedders.counting import approx_token_count, load_tokenizer
-from storage.embedders.errors import (
+from chunkweave.storage.embedders.counting import approx_token_count, load_tokenizer
+from chunkweave.storage.embedders.errors import (
     EmbedderConfigError,
     EmbeddingServiceError,
     TextTooLongError,

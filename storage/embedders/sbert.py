@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from storage.embedders.errors import EmbedderConfigError, TextTooLongError
+from chunkweave.storage.embedders.errors import EmbedderConfigError, TextTooLongError
 
 
 class SentenceTransformersEmbedder:
