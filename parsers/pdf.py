@@ -57,7 +57,7 @@ from chunkweave.parsers.errors import (
 from chunkweave.parsers.pdf_blocks import PageContext
 from chunkweave.parsers.pdf_model import model_available
 from chunkweave.parsers.pdf_page import Route, parse_page
-from chunkweave.parsers.pdf_profile import PdfProfile, build_profile, sample_document
+from chunkweave.parsers.pdf_profile import PdfProfile, sample_document
 from chunkweave.parsers.pdf_text import Line, join_lines
 from chunkweave.parsers.structure import finalize
 
@@ -103,20 +103,6 @@ def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
         doc.close()
         raise TooLargeError(str(path), f"PDF has {count} pages, limit is {opts.max_pages}")
     return doc
-
-
-def pdf_profile(path: str | Path, password: str | None = None) -> PdfProfile:
-    """Return the document-wide profile alone (cheap: reads at most 64 sampled pages).
-
-    Exposed for callers that fan out page ranges and want to inspect the heading
-    model once; ``parse_pdf`` recomputes the same profile for every range.
-    """
-    opts = ParseOptions(password=password)
-    doc = open_pdf(Path(path), opts)
-    try:
-        return build_profile(doc)
-    finally:
-        doc.close()
 
 
 def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:

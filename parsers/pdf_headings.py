@@ -163,12 +163,6 @@ class HeadingModel:
     title_style: Style | None
     has_outline: bool
 
-    def is_heading_style(self, style: Style) -> bool:
-        """Return True when text in ``style`` may be a heading without outline evidence."""
-        if self.has_outline:
-            return style in self.outline_levels or style == self.title_style
-        return style in self.style_levels or style == self.title_style
-
     def may_be_unlisted(self, text: str, style: Style) -> bool:
         """Return True when a heading may be missing from the outline (always without one).
 

@@ -45,11 +45,10 @@ MIN_FIGURE_SHARE = 0.02
 
 @dataclass
 class PageResult:
-    """Elements of one page in reading order, warnings, and the route taken."""
+    """Elements of one page in reading order, and its warnings."""
 
     elements: list[Element] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    used_model: bool = False
 
 
 @dataclass
@@ -124,7 +123,6 @@ def parse_page(
         route == "auto" and page_is_complex(page, lines, rules and not tables)
     )
     boxes = layout_boxes(page, light=route == "auto") if use_model else None
-    result.used_model = boxes is not None
     if boxes is not None:
         missed = [
             b.bbox

@@ -251,12 +251,3 @@ def _marker_column(rows: tuple[tuple[str, ...], ...]) -> bool:
     first = [r[0] for r in rows if r and r[0]]
     markers = sum(1 for c in first if _MARKER.match(c))
     return markers >= 2 and 3 * markers >= len(first)
-
-
-def _iou(a: object, b: object) -> float:
-    ra, rb = pymupdf.Rect(a), pymupdf.Rect(b)
-    inter = ra & rb
-    if inter.is_empty:
-        return 0.0
-    union = ra.get_area() + rb.get_area() - inter.get_area()
-    return inter.get_area() / union if union > 0 else 0.0
