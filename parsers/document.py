@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -13,6 +13,11 @@ from chunkweave.parsers.elements import Element
 ParserName = Literal["auto", "pymupdf", "docx", "unstructured", "docling"]
 PdfMode = Literal["fast", "accurate", "auto"]
 DocFormat = Literal["pdf", "docx"]
+
+#: File suffixes (lower case, with the dot) of the formats the parsers read, one per
+#: ``DocFormat``: what to pick up when walking folders. The parsers themselves judge a
+#: file by its bytes, never by its name.
+SUPPORTED_SUFFIXES: frozenset[str] = frozenset(f".{fmt}" for fmt in get_args(DocFormat))
 
 
 class ParseOptions(BaseModel):

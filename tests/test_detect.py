@@ -10,7 +10,7 @@ import docx
 import pymupdf
 import pytest
 
-from chunkweave.parsers import ParseOptions, parse_document
+from chunkweave.parsers import SUPPORTED_SUFFIXES, ParseOptions, parse_document
 from chunkweave.parsers.detect import detect_format
 from chunkweave.parsers.errors import (
     CorruptDocumentError,
@@ -91,6 +91,13 @@ def test_non_documents_are_named(tmp_path: Path, data: bytes, expected: str) -> 
     path.write_bytes(data)
     with pytest.raises(UnsupportedFormatError, match=expected):
         detect_format(path)
+
+
+def test_each_supported_suffix_names_a_detected_format(tmp_path: Path) -> None:
+    (tmp_path / "doc.pdf").write_bytes(_pdf_bytes())
+    _docx(tmp_path / "doc.docx")
+    detected = {"." + detect_format(tmp_path / f"doc{suffix}") for suffix in SUPPORTED_SUFFIXES}
+    assert detected == SUPPORTED_SUFFIXES == {".pdf", ".docx"}
 
 
 def test_truncated_zip_is_corrupt(tmp_path: Path) -> None:
