@@ -86,14 +86,20 @@ def _md_cell(cell: str) -> str:
 
 
 def table_to_markdown(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -> str:
-    """Render table rows as a GitHub-flavoured Markdown table.
+    """Render table rows as a GitHub-flavoured Markdown table (see :func:`markdown_lines`)."""
+    return "\n".join(markdown_lines(rows, header_rows))
+
+
+def markdown_lines(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -> list[str]:
+    """Return the lines of :func:`table_to_markdown`: header, separator, one per data row.
 
     The first ``max(header_rows, 1)`` rows form the header (several header rows are
     joined cell by cell with " / ", as Markdown has a single header line). Ragged
-    rows are padded with empty cells. Returns "" for a table with no rows.
+    rows are padded with empty cells. No line contains a newline. Returns ``[]``
+    for a table with no rows.
     """
     if not rows:
-        return ""
+        return []
     width = max(len(r) for r in rows)
     padded = [tuple(r) + ("",) * (width - len(r)) for r in rows]
     n_head = min(max(header_rows, 1), len(padded))
@@ -108,20 +114,28 @@ def table_to_markdown(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -
     lines = ["| " + " | ".join(head_cells) + " |", "|" + "---|" * width]
     for r in padded[n_head:]:
         lines.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
-    return "\n".join(lines)
+    return lines
 
 
 def table_to_html(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -> str:
     """Render table rows as a minimal HTML ``<table>``; header rows use ``<th>``."""
-    out = ["<table>"]
+    return "<table>" + "".join(html_rows(rows, header_rows)) + "</table>"
+
+
+def html_rows(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -> list[str]:
+    """Return the ``<tr>`` elements of :func:`table_to_html`, one per row.
+
+    Each row renders independently of the others, so the HTML of any selection of
+    rows is ``<table>`` + their elements + ``</table>``.
+    """
+    out = []
     for i, row in enumerate(rows):
         tag = "th" if i < header_rows else "td"
         # One join per row (chunking renders every table chunk's HTML with this).
         between = f"</{tag}><{tag}>"
         cells = f"<{tag}>{between.join(map(html.escape, row))}</{tag}>" if row else ""
         out.append(f"<tr>{cells}</tr>")
-    out.append("</table>")
-    return "".join(out)
+    return out
 
 
 def table_text(rows: tuple[tuple[str, ...], ...]) -> str:
