@@ -13,7 +13,7 @@ and only the first carries the header. Nothing ever exceeds ``max_tokens``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from chunkweave.chunking.budget import Budget
@@ -22,7 +22,7 @@ from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import TableFormat
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft, TablePart, TableUnit, Unit
-from chunkweave.parsers.elements import table_to_html, table_to_markdown
+from chunkweave.parsers.elements import html_rows, markdown_lines, table_text, table_to_markdown
 
 
 def table_id(unit: TableUnit) -> str:
@@ -31,10 +31,10 @@ def table_id(unit: TableUnit) -> str:
     Content-derived, so it survives edits elsewhere in the document; two identical
     tables in one document share it (their row ranges and chunk IDs still differ).
     """
-    found = unit.memo.get("table_id")
-    if found is None:
-        found = unit.memo["table_id"] = sha1_hex(_rows_text(unit.rows))[:16]
-    return str(found)
+    memo = unit.memo
+    if memo.table_id is None:
+        memo.table_id = sha1_hex(table_text(unit.rows))[:16]
+    return memo.table_id
 
 
 def iter_tables_drafts(tables: Iterable[Unit], budget: Budget) -> Iterator[Draft]:
@@ -58,23 +58,14 @@ def iter_table_drafts(
         return
     data_count = len(unit.rows) - unit.header_rows
     whole = TablePart(unit, 0, data_count, first=True, whole=True)
-    lines = _markdown_lines(unit) if fmt == "markdown" and meter.additive else None
-    caption_cost = meter.cost(unit.caption) if unit.caption else 0
-    if lines is not None:
-        # Additive counter: the body's cost is the sum of its lines' costs (exact),
-        # and the data rows are costed as they are rendered.
-        fixed, costs = _line_costs(unit, lines, meter)
-        whole_cost = caption_cost + fixed + sum(costs)
-    else:
-        whole_cost = meter.cost(part_text(whole, fmt))
-    if data_count <= 1 or whole_cost <= budget:
+    if data_count <= 1 or part_cost(whole, fmt, meter) <= budget:
         yield Draft(part=whole)
         return
-    if lines is None:
-        header = unit.rows[: unit.header_rows]
-        width = max(len(r) for r in unit.rows)
-        fixed = sum(_row_cost(r, fmt, meter) for r in header) + _frame_cost(fmt, width, meter)
-        costs = [_row_cost(unit.rows[unit.header_rows + i], fmt, meter) for i in range(data_count)]
+    # Each data row is costed as it is rendered in the stored text (exact when the
+    # counter is additive and parts are selections of the lines; else an estimate,
+    # and a piece that turns out too large is halved later).
+    fixed, costs = _line_costs(unit, table_lines(unit, fmt), meter)
+    caption_cost = meter.cost(unit.caption) if unit.caption else 0
     # First room: data-row tokens a piece can hold (the first piece also holds the caption).
     rooms = (budget - fixed - caption_cost, budget - fixed)
     starts = balanced_row_groups(costs, rooms)
@@ -82,7 +73,7 @@ def iter_table_drafts(
         yield Draft(part=TablePart(unit, start, end, first=start == 0, whole=False))
 
 
-def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
+def balanced_row_groups(costs: Sequence[int], rooms: tuple[int, int]) -> list[int]:
     """Return the first row index of each row group, as even in size as possible.
 
     ``costs`` are the data rows' token costs; ``rooms`` the tokens of data rows the
@@ -106,7 +97,7 @@ def balanced_row_groups(costs: list[int], rooms: tuple[int, int]) -> list[int]:
 
 
 def _greedy_starts(
-    costs: list[int], rooms: tuple[int, int], cap: int, most: int | None = None
+    costs: Sequence[int], rooms: tuple[int, int], cap: int, most: int | None = None
 ) -> list[int]:
     """Return each group's first row index, filling groups greedily under ``cap``.
 
@@ -162,9 +153,9 @@ def _with_caption(part: TablePart, body: str) -> str:
 def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
     """Count, in one batch, what sizing the tables of ``units`` will cost.
 
-    Each table's body (its lines, for an additive counter), its row lines and
-    frame otherwise, and its context line with the caption; only a speed-up (see
-    :meth:`chunkweave.chunking.tokens.Meter.prefill`).
+    Each table's lines (see :func:`table_lines`), its whole text when its cost is
+    not the sum of its lines', and its context line with the caption; only a
+    speed-up (see :meth:`chunkweave.chunking.tokens.Meter.prefill`).
     """
     fmt = budget.opts.table_format
     meter = budget.meter
@@ -172,14 +163,11 @@ def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
     for unit in units:
         if not isinstance(unit, TableUnit) or not unit.rows:
             continue
-        lines = _markdown_lines(unit) if fmt == "markdown" and meter.additive else None
-        if lines is not None:
-            texts.extend([*lines.head, lines.frame, *lines.data])
-        else:
+        lines = table_lines(unit, fmt)
+        texts.extend([*lines.head, lines.frame, *lines.data])
+        if not _summable(lines, meter):
             whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
             texts.append(part_text(whole, fmt))
-            texts.extend(_row_text(row, fmt) for row in unit.rows)
-            texts.append(_frame_text(fmt, max(len(r) for r in unit.rows)))
         if unit.caption:
             texts.append(unit.caption)
             texts.append("\n".join(context_lines(budget.title, unit.path, unit.caption)))
@@ -187,54 +175,49 @@ def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
 
 
 def _body(unit: TableUnit, row_start: int, row_end: int, fmt: TableFormat) -> str:
-    # Rendered once per (rows, format). A part of a table is cut from the whole
-    # table's rendering where that is byte-identical to rendering the part: HTML
-    # rows are independent of each other; Markdown rows are too when the table is
-    # rectangular and has a header row (else the part's first row or its width
-    # would differ).
+    # Rendered once per (rows, format), as a selection of the whole table's lines
+    # where that is byte-identical to rendering the part's rows alone.
     key = (row_start, row_end, fmt)
-    body = unit.renders.get(key)
-    if body is not None:
-        return body
-    data_count = len(unit.rows) - unit.header_rows
-    h = unit.header_rows
-    if fmt == "markdown" and (row_start, row_end) != (0, data_count):
-        lines = _markdown_lines(unit)
-        if lines is not None:
-            body = lines.part(row_start, row_end)
-    elif fmt == "html" and (row_start, row_end) != (0, data_count):
-        rows = unit.memo.get("html_rows")
-        if rows is None:
-            # Cut into rows once per table, not once per part.
-            whole = _body(unit, 0, data_count, "html")
-            cut = whole[len("<table>") : -len("</table>")].split("</tr>")[:-1]
-            rows = unit.memo["html_rows"] = [r + "</tr>" for r in cut]
-        if len(rows) == len(unit.rows):
-            kept = rows[:h] + rows[h + row_start : h + row_end]
-            body = "<table>" + "".join(kept) + "</table>"
+    renders = unit.memo.renders
+    body = renders.get(key)
     if body is None:
-        rows_of_part = unit.rows[:h] + unit.rows[h + row_start : h + row_end]
-        render = table_to_markdown if fmt == "markdown" else table_to_html
-        body = render(rows_of_part, h)
-    unit.renders[key] = body
+        lines = table_lines(unit, fmt)
+        if lines.exact:
+            body = lines.part(row_start, row_end)
+        else:
+            h = unit.header_rows
+            body = table_to_markdown(unit.rows[:h] + unit.rows[h + row_start : h + row_end], h)
+        renders[key] = body
     return body
 
 
 @dataclass(frozen=True, slots=True)
-class MarkdownLines:
-    """A rectangular table's Markdown, line by line: any part is a selection of lines.
+class TableLines:
+    """A table's rendering in one format, one line per row: a part is a selection.
 
-    ``head`` is the header line (empty without header rows: then each part's first
-    row is rendered as its header, and that line reads the same as the row's own);
-    ``data`` holds one line per data row.
+    The lines are those of :func:`chunkweave.parsers.elements.markdown_lines` or
+    :func:`~chunkweave.parsers.elements.html_rows`, which render the stored text.
+    ``head`` holds the header lines (Markdown: the one header line, or none without
+    header rows, as each part's first row is then its header and reads the same;
+    HTML: the header rows), ``frame`` what surrounds the rows (the Markdown
+    separator line; ``<table></table>``) and ``data`` one line per data row.
+
+    ``exact``: :meth:`part` equals rendering the part's rows alone. Always for HTML
+    (rows render independently); for Markdown only when the table is rectangular
+    (a ragged part may be narrower, so padded differently). Otherwise the lines
+    still give each row's cost, as an estimate.
     """
 
+    fmt: TableFormat
     head: tuple[str, ...]
     frame: str
     data: tuple[str, ...]
+    exact: bool
 
     def part(self, row_start: int, row_end: int) -> str:
-        """Return the Markdown of data rows ``[row_start, row_end)`` under the header."""
+        """Return the rendering of data rows ``[row_start, row_end)`` under the header."""
+        if self.fmt == "html":
+            return "<table>" + "".join((*self.head, *self.data[row_start:row_end])) + "</table>"
         if self.head:
             lines = [*self.head, self.frame, *self.data[row_start:row_end]]
         else:
@@ -242,32 +225,41 @@ class MarkdownLines:
         return "\n".join(lines)
 
 
-def _markdown_lines(unit: TableUnit) -> MarkdownLines | None:
-    """Return the whole table's Markdown as :class:`MarkdownLines` (cached on the unit).
+def table_lines(unit: TableUnit, fmt: TableFormat) -> TableLines:
+    """Return the whole table's :class:`TableLines` in ``fmt`` (cached on the unit)."""
+    found = unit.memo.lines.get(fmt)
+    if found is None:
+        found = unit.memo.lines[fmt] = _split_lines(unit.rows, unit.header_rows, fmt)
+    return found
 
-    ``None`` for ragged rows (a part's column count, and so its padding, may
-    differ from the whole table's) or when the lines do not come out one per row.
-    """
-    if "markdown" not in unit.memo:
-        found: MarkdownLines | None = None
-        if len({len(r) for r in unit.rows}) == 1:
-            data_count = len(unit.rows) - unit.header_rows
-            lines = _body(unit, 0, data_count, "markdown").split("\n")
-            if len(lines) == len(unit.rows) + 1 - max(unit.header_rows - 1, 0):
-                if unit.header_rows:
-                    found = MarkdownLines((lines[0],), lines[1], tuple(lines[2:]))
-                else:
-                    found = MarkdownLines((), lines[1], (lines[0], *lines[2:]))
-                if len(found.data) != data_count:
-                    found = None
-        unit.memo["markdown"] = found
-    return unit.memo["markdown"]
+
+def _split_lines(
+    rows: tuple[tuple[str, ...], ...], header_rows: int, fmt: TableFormat
+) -> TableLines:
+    if fmt == "html":
+        cut = html_rows(rows, header_rows)
+        return TableLines(
+            fmt, tuple(cut[:header_rows]), "<table></table>", tuple(cut[header_rows:]), True
+        )
+    lines = markdown_lines(rows, header_rows)
+    if not lines:
+        return TableLines(fmt, (), "", (), exact=False)
+    rectangular = len({len(r) for r in rows}) == 1
+    if header_rows:
+        return TableLines(fmt, (lines[0],), lines[1], tuple(lines[2:]), rectangular)
+    return TableLines(fmt, (), lines[1], (lines[0], *lines[2:]), rectangular)
+
+
+def _summable(lines: TableLines, meter: Meter) -> bool:
+    # A part's cost is the sum of its lines' costs: Markdown lines are joined by
+    # newlines, and an additive counter's costs add up over whitespace.
+    return lines.exact and lines.fmt == "markdown" and meter.additive
 
 
 def part_cost(part: TablePart, fmt: TableFormat, meter: Meter) -> int:
     """Tokens of :func:`part_text` (summed from cached line costs when that is exact)."""
-    lines = _markdown_lines(part.table) if fmt == "markdown" and meter.additive else None
-    if lines is None:
+    lines = table_lines(part.table, fmt)
+    if not _summable(lines, meter):
         return meter.cost(part_text(part, fmt))
     caption = part.table.caption
     fixed, costs = _line_costs(part.table, lines, meter)
@@ -275,15 +267,16 @@ def part_cost(part: TablePart, fmt: TableFormat, meter: Meter) -> int:
     return total + fixed + sum(costs[part.row_start : part.row_end])
 
 
-def _line_costs(unit: TableUnit, lines: MarkdownLines, meter: Meter) -> tuple[int, list[int]]:
+def _line_costs(unit: TableUnit, lines: TableLines, meter: Meter) -> tuple[int, tuple[int, ...]]:
     """Cost of the header and frame lines, and of each data line (cached on the unit).
 
-    ``lines`` is ``_markdown_lines(unit)``; sizing and every part's cost read these.
+    ``lines`` is ``table_lines(unit, fmt)``; sizing and every part's cost read these.
     """
-    found = unit.memo.get("line_costs")
+    found = unit.memo.line_costs.get(lines.fmt)
     if found is None:
         fixed = sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
-        found = unit.memo["line_costs"] = (fixed, [meter.cost(line) for line in lines.data])
+        found = (fixed, tuple(meter.cost(line) for line in lines.data))
+        unit.memo.line_costs[lines.fmt] = found
     return found
 
 
@@ -291,30 +284,5 @@ def prefill_parts(parts: Iterable[TablePart], budget: Budget) -> None:
     """Count, in one batch, the texts :func:`part_cost` will need for ``parts``."""
     fmt, meter = budget.opts.table_format, budget.meter
     meter.prefill(
-        part_text(p, fmt)
-        for p in parts
-        if not (fmt == "markdown" and meter.additive and _markdown_lines(p.table) is not None)
+        part_text(p, fmt) for p in parts if not _summable(table_lines(p.table, fmt), meter)
     )
-
-
-def _row_cost(row: tuple[str, ...], fmt: TableFormat, meter: Meter) -> int:
-    return meter.cost(_row_text(row, fmt))
-
-
-def _row_text(row: tuple[str, ...], fmt: TableFormat) -> str:
-    if fmt == "markdown":
-        return "| " + " | ".join(row) + " |"
-    return "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
-
-
-def _frame_cost(fmt: TableFormat, width: int, meter: Meter) -> int:
-    return meter.cost(_frame_text(fmt, width))
-
-
-def _frame_text(fmt: TableFormat, width: int) -> str:
-    # The Markdown header separator line, or the <table></table> wrapper.
-    return "|" + "---|" * width if fmt == "markdown" else "<table></table>"
-
-
-def _rows_text(rows: tuple[tuple[str, ...], ...]) -> str:
-    return "\n".join("\t".join(row) for row in rows)
