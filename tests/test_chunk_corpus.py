@@ -76,9 +76,12 @@ def test_redbook_leaves_out_running_furniture(redp, counter) -> None:
     chunks = _chunks(redp, counter)
     body = {norm(e.text) for e in redp.elements if not e.is_furniture}
     furniture = {norm(e.text) for e in redp.elements if e.is_furniture} - body
+    # Short furniture (a page number) also occurs inside body text by chance.
+    running = [text for text in furniture if len(text) > 12]
+    assert running, "no running header or footer found to check"
     texts = [norm(c.text) for c in chunks]
-    for text in furniture:
-        assert all(text not in t for t in texts if len(text) > 12), text
+    for text in running:
+        assert not any(text in t for t in texts), text
 
 
 def test_redbook_section_heading_reaches_the_embed_text(redp, counter) -> None:
