@@ -1,8 +1,8 @@
 """Pytest plugin: a real Redis and a real S3 server for the session, plus worker helpers.
 
-- ``redis_url``: a ``redis-server`` started by ``chunkweave.worker.local_redis`` (or the one in
-  ``CHUNKWEAVE_TEST_REDIS_URL``).
-- ``s3_server``: SeaweedFS ``weed mini`` started by ``chunkweave.worker.local_s3``.
+- ``redis_url``: a ``redis-server`` started by ``chunkweave.worker.embedded.redis_server``
+  (or the one in ``CHUNKWEAVE_TEST_REDIS_URL``).
+- ``s3_server``: SeaweedFS ``weed mini`` started by ``tests.local_s3``.
 - ``service_env``: environment for one test's service processes (unique queue, short
   time limits, its own data dir); tests add their own keys.
 - ``workers``: starts real Celery worker processes (prefork pool) with that
@@ -31,9 +31,9 @@ import redis
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import Pipeline, open_pipeline
-from chunkweave.worker.local_redis import LocalRedis
-from chunkweave.worker.local_s3 import LocalS3
+from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.settings import Settings
+from tests.local_s3 import LocalS3
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_ENV = "CHUNKWEAVE_TEST_REDIS_URL"
@@ -201,4 +201,4 @@ def stored(pipeline_settings: Settings) -> Iterator[Pipeline]:
     s = pipeline_settings
     pipe = open_pipeline(s.weaviate, make_embedder(s.embedder), s.parse, s.chunking)
     yield pipe
-    pipe.store.close()
+    pipe.close()

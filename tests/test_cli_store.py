@@ -68,7 +68,7 @@ def test_cli_ingest_json_summary_and_exit_code(weaviate_cfg, corpus, tmp_path):
 
 
 def test_expand_paths_takes_files_folders_and_globs(tmp_path):
-    from chunkweave.worker.cli_store import expand_paths
+    from chunkweave.worker.cli.store import expand_paths
 
     (tmp_path / "sub").mkdir()
     for name in ("a.pdf", "sub/b.DOCX", "sub/c.txt"):

@@ -9,8 +9,8 @@ import pytest
 from weaviate.classes.query import Filter
 
 from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.ledger import Ledger, LedgerEntry
-from chunkweave.storage.local_weaviate import LocalWeaviate
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
 from chunkweave.storage.weaviate_store import (
     EmbedderIdentity,

@@ -1,4 +1,4 @@
-"""The local Weaviate starter: binary cache, build errors, clean stop, no orphans."""
+"""The embedded Weaviate: binary cache, build errors, ports, clean stop, no orphans."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from chunkweave.storage import local_weaviate
-from chunkweave.storage.local_weaviate import LocalWeaviateError, Ports, binary_path, build
+from chunkweave.storage.embedded import process, weaviate_build
+from chunkweave.storage.embedded.weaviate import LocalWeaviate, Ports
+from chunkweave.storage.embedded.weaviate_build import LocalWeaviateError, binary_path, build
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 from tests.store_helpers import det_vector, make_chunk
@@ -33,7 +34,7 @@ def test_profile_guided_binary_is_cached_per_profile(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     profile = tmp_path / "weaviate.pgo"
     profile.write_bytes(b"first profile")
-    monkeypatch.setattr(local_weaviate, "PGO_PROFILE", profile)
+    monkeypatch.setattr(weaviate_build, "PGO_PROFILE", profile)
     first = binary_path("9.9.9")
     assert first.parent.name.startswith("v9.9.9-pgo-")
     assert first.name == "weaviate-server"
@@ -45,7 +46,7 @@ def test_profile_guided_binary_is_cached_per_profile(monkeypatch, tmp_path):
 
 def test_shipped_profile_is_a_go_cpu_profile():
     # pprof files are gzipped protobuf; go install -pgo refuses anything else.
-    assert local_weaviate.PGO_PROFILE.read_bytes()[:2] == b"\x1f\x8b"
+    assert weaviate_build.PGO_PROFILE.read_bytes()[:2] == b"\x1f\x8b"
 
 
 @pytest.mark.parametrize("pgo", ["on", "off"])
@@ -54,32 +55,32 @@ def test_build_passes_the_profile_to_go_install(monkeypatch, tmp_path, pgo):
     monkeypatch.setenv("CHUNKWEAVE_WEAVIATE_PGO", pgo)
     profile = tmp_path / "weaviate.pgo"
     profile.write_bytes(b"profile")
-    monkeypatch.setattr(local_weaviate, "PGO_PROFILE", profile)
-    monkeypatch.setattr(local_weaviate.shutil, "which", lambda name: "/usr/bin/go")
+    monkeypatch.setattr(weaviate_build, "PGO_PROFILE", profile)
+    monkeypatch.setattr(weaviate_build.shutil, "which", lambda name: "/usr/bin/go")
     seen: list[list[str]] = []
 
     def fake_popen(cmd, **kwargs):
         seen.append(cmd)
         raise OSError("not really building")
 
-    monkeypatch.setattr(local_weaviate.subprocess, "Popen", fake_popen)
+    monkeypatch.setattr(weaviate_build.subprocess, "Popen", fake_popen)
     with pytest.raises(OSError, match="not really building"):
         build("9.9.9", echo=lambda line: None)
     (cmd,) = seen
-    assert cmd[-1] == f"{local_weaviate.GO_PACKAGE}@v9.9.9"
+    assert cmd[-1] == f"{weaviate_build.GO_PACKAGE}@v9.9.9"
     assert (f"-pgo={profile}" in cmd) == (pgo == "on")
 
 
 def test_build_without_go_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.setattr(local_weaviate.shutil, "which", lambda name: None)
+    monkeypatch.setattr(weaviate_build.shutil, "which", lambda name: None)
     with pytest.raises(LocalWeaviateError, match="Go toolchain .* not on PATH"):
         build("9.9.9", echo=lambda line: None)
 
 
 def test_a_given_binary_that_is_missing_is_a_clear_error(tmp_path):
     missing = tmp_path / "no-such-weaviate-server"
-    server = local_weaviate.LocalWeaviate(tmp_path / "data", binary=missing)
+    server = LocalWeaviate(tmp_path / "data", binary=missing)
     with pytest.raises(LocalWeaviateError, match="binary not found: .*no-such-weaviate-server"):
         server.start()
 
@@ -90,6 +91,49 @@ def test_picked_ports_are_distinct_including_companions():
     used.append(ports.profiling)
     assert len(set(used)) == len(used)
     assert ports.all_free()
+
+
+def test_free_port_pairs_avoid_and_are_bindable():
+    first = process.free_port(pair=True)
+    assert process.port_free(first) and process.port_free(first + 1)
+    other = process.free_port(avoid=frozenset({first, first + 1}))
+    assert other not in (first, first + 1)
+
+
+class _Sleeper(process.ServerProcess):
+    """A stand-in server: ``sh`` that ignores SIGTERM, or exits at once."""
+
+    stop_timeout_s = 0.5
+
+    def __init__(self, log: Path, script: str, ready=lambda: False) -> None:
+        self.log, self.script, self.ready = log, script, ready
+
+    def start(self):
+        self._start(
+            ["sh", "-c", self.script], self.ready, name="sleeper", log=self.log, timeout_s=1
+        )
+        return self
+
+
+def test_a_server_that_exits_while_starting_raises_with_its_log(tmp_path):
+    with pytest.raises(process.LocalServiceError, match=r"sleeper exited with code 3(.|\n)*boom"):
+        _Sleeper(tmp_path / "s.log", "echo boom; exit 3").start()
+
+
+def test_a_server_never_ready_is_stopped_even_if_it_ignores_sigterm(tmp_path):
+    server = _Sleeper(tmp_path / "s.log", "trap '' TERM; echo up; sleep 60")
+    started = time.monotonic()
+    with pytest.raises(process.LocalServiceError, match="sleeper not ready after 1s"):
+        server.start()
+    assert server.pid is None
+    assert time.monotonic() - started < 10  # 1 s readiness bound + 0.5 s before SIGKILL
+
+
+def test_a_ready_server_runs_in_its_own_session_until_stopped(tmp_path):
+    with _Sleeper(tmp_path / "s.log", "sleep 60", ready=lambda: True) as server:
+        pid = server.pid
+        assert pid is not None and os.getsid(pid) == pid != os.getsid(0)
+    assert server.pid is None and not _alive(pid)
 
 
 def _alive(pid: int) -> bool:
@@ -105,11 +149,11 @@ def _alive(pid: int) -> bool:
 @pytest.mark.integration
 def test_start_cli_serves_until_killed_and_leaves_no_orphan(tmp_path):
     if not binary_path().is_file():
-        pytest.skip("Weaviate binary not built (python -m chunkweave.storage.local_weaviate build)")
+        pytest.skip("Weaviate binary not built (python -m chunkweave.storage.embedded build)")
     cmd = [
         sys.executable,
         "-m",
-        "chunkweave.storage.local_weaviate",
+        "chunkweave.storage.embedded",
         "start",
         "--data-dir",
         str(tmp_path),

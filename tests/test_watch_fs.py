@@ -12,7 +12,7 @@ import pytest
 
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.settings import Settings
-from chunkweave.worker.watch_fs import FolderWatcher
+from chunkweave.worker.sources.local import FolderWatcher
 from tests.fixtures_services import wait_for
 
 pytestmark = pytest.mark.integration
@@ -96,15 +96,22 @@ def test_folder_events_reconcile_and_restart(enq: Enqueuer, tmp_path: Path):
 def test_polling_observer_acts_once_file_is_stable(enq: Enqueuer, tmp_path: Path):
     root = tmp_path / "watched"
     root.mkdir()
-    watcher = FolderWatcher(root, enq, polling=True, reconcile_s=3600, settle_s=2.5)
+    settle_s = 3.0
+    watcher = FolderWatcher(root, enq, polling=True, reconcile_s=3600, settle_s=settle_s)
     run = Running(watcher)
     try:
         with open(root / "slow.pdf", "wb") as fh:
-            for i in range(3):  # a slow writer: a chunk every second, below settle_s
+            for i in range(6):  # a slow writer: a chunk every 0.5 s, well below settle_s
                 fh.write(b"%%PDF chunk %d" % i)
                 fh.flush()
-                time.sleep(1.0)
-                assert _actions(enq, watcher) == [], "acted on a file still being written"
+                written = time.monotonic()
+                time.sleep(0.5)
+                acted = _actions(enq, watcher)
+                if time.monotonic() - written >= settle_s:
+                    # The machine stalled this test for longer than settle_s: the file
+                    # did look stable, so acting on it would be right. Not a verdict.
+                    pytest.skip("test process stalled longer than the settle time")
+                assert acted == [], "acted on a file still being written"
         _expect(enq, watcher, [("ingest", "slow.pdf")], "settled file in polling mode")
     finally:
         run.halt()

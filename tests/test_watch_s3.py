@@ -10,12 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from chunkweave.storage.ingest import Pipeline, doc_id_for
 from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.settings import S3Config, Settings
-from chunkweave.worker.sources import fetched, s3_client
-from chunkweave.worker.watch_s3 import BucketWatcher
+from chunkweave.worker.sources import fetched
+from chunkweave.worker.sources.s3 import BucketWatcher, s3_client
 from tests.fixtures_services import ROOT, S3Server, wait_for
 
 pytestmark = pytest.mark.integration
@@ -40,6 +42,17 @@ def enq(settings: Settings) -> Iterator[Enqueuer]:
     e = Enqueuer(settings)
     yield e
     e.close()
+
+
+def _enqueued(env: dict[str, str], doc_id: str) -> list[str]:
+    """Every action any job of this queue's Redis holds for ``doc_id``, oldest job first."""
+    client = redis.Redis.from_url(env["CHUNKWEAVE_REDIS_URL"])
+    try:
+        jobs = JobStore(client, ttl_s=3600)
+        found = [jobs.get(j.id, with_docs=True) for j in reversed(jobs.list(limit=1000))]
+        return [d.action for j in found if j for d in j.docs or () if d.doc_id == doc_id]
+    finally:
+        client.close()
 
 
 def _job_actions(enq: Enqueuer, job_id: str | None) -> list[tuple[str, str]]:
@@ -81,11 +94,11 @@ def test_worker_side_download_and_missing_object(settings: Settings, s3_server: 
     client = s3_client(settings.s3)
     key = f"dl-{uuid.uuid4().hex[:6]}/doc.pdf"
     client.put_object(Bucket=s3_server.bucket, Key=key, Body=b"%PDF bytes")
-    with fetched(f"s3://{s3_server.bucket}/{key}", settings.s3) as path:
+    with fetched(f"s3://{s3_server.bucket}/{key}", settings) as path:
         assert path.suffix == ".pdf" and path.read_bytes() == b"%PDF bytes"
         local: Path = path
     assert not local.exists()  # the temp copy is removed after the task
-    missing = fetched(f"s3://{s3_server.bucket}/{key}.gone", settings.s3)
+    missing = fetched(f"s3://{s3_server.bucket}/{key}.gone", settings)
     with pytest.raises(FileNotFoundError, match="no such object"), missing:
         pass
 
@@ -110,14 +123,15 @@ def test_bucket_to_weaviate_through_watcher_and_worker(
         )
         doc_id = doc_id_for(f"s3://{s3_server.bucket}/{key}")
         wait_for(lambda: stored.store.count(doc_id) > 0, timeout_s=120, what="object stored")
-        first = stored.store.doc_uuids(doc_id)
-        # The same object version is never processed twice; the ledger entry is single.
-        time.sleep(2)
-        assert stored.store.doc_uuids(doc_id) == first
+        # The same object version is enqueued once: the watcher polls every 0.5 s, so
+        # four more polls would have enqueued it again by now if it were going to.
+        time.sleep(4 * 0.5)
+        assert _enqueued(env, doc_id) == ["ingest"]
         assert [e.doc_id for e in stored.ledger.entries() if e.doc_id == doc_id] == [doc_id]
 
         client.delete_object(Bucket=s3_server.bucket, Key=key)
         wait_for(lambda: stored.store.count(doc_id) == 0, timeout_s=60, what="object removed")
+        assert _enqueued(env, doc_id) == ["ingest", "delete"]
     finally:
         watcher.terminate()
         watcher.wait(timeout=20)

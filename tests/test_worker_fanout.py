@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chunkweave.parsers import ParseOptions, parse_document
-from chunkweave.worker.fanout import join_parts, plan_ranges
+from chunkweave.worker.tasks.fanout import join_parts, plan_ranges
 
 
 def test_plan_ranges_cover_every_page_once():

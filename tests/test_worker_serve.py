@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chunkweave.storage.embedded.process import free_port
 from chunkweave.storage.ingest import Pipeline, doc_id_for
-from chunkweave.worker.local_redis import free_port
 from tests.fixtures_services import ROOT, wait_for
 
 pytestmark = pytest.mark.integration
@@ -101,7 +101,8 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
 def test_local_redis_that_cannot_bind_fails_fast_with_its_log(tmp_path):
     import socket
 
-    from chunkweave.worker.local_redis import LocalRedis, LocalServiceError
+    from chunkweave.storage.embedded.process import LocalServiceError
+    from chunkweave.worker.embedded.redis_server import LocalRedis
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
         taken.bind(("127.0.0.1", 0))

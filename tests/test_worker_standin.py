@@ -9,6 +9,12 @@ can count writes per document exactly. Workers load it through the documented
 Environment read by the stand-in (set by the tests on the worker processes):
 ``STANDIN_NS`` key namespace, ``STANDIN_DELAY_S`` seconds each ingest takes. A
 document containing ``DELAY=<seconds>`` takes that long instead.
+
+Faults, which no real document produces reliably and quickly on every machine (the
+product has no fault hooks; they live here): a document containing ``CRASH-ME``
+SIGKILLs its worker process (as the OOM killer would), ``HANG-ME`` sleeps until the
+soft time limit interrupts it, and ``STUCK-IN-C`` ignores the soft limit (as a hang
+inside a C library would), so only the hard limit ends it.
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import signal
 import time
 from pathlib import Path
 
 import redis
+from billiard.exceptions import SoftTimeLimitExceeded
 
 from chunkweave.storage.ingest import DocOutcome
 from chunkweave.worker.settings import Settings
@@ -42,6 +50,7 @@ class StandinPipeline:
         data = Path(path).read_bytes()
         sha1 = hashlib.sha1(data).hexdigest()
         self.r.hset(self.key("pid"), doc_id, os.getpid())
+        inject_faults(data)
         match = re.search(rb"DELAY=([0-9.]+)", data)
         deadline = time.monotonic() + (float(match.group(1)) if match else self.delay_s)
         while time.monotonic() < deadline:
@@ -54,13 +63,34 @@ class StandinPipeline:
         status = "added" if previous is None else "updated"
         return DocOutcome(source=source, doc_id=doc_id, status=status, pages=1, chunks_added=1)
 
+    def check_unchanged(self, path: Path, *, source: str, doc_id: str) -> DocOutcome | None:
+        return None  # documents are never fanned out here
+
     def ingest_parsed(self, doc: object, *, source: str, doc_id: str) -> DocOutcome:
         raise NotImplementedError("the stand-in does not parse")
+
+    def close(self) -> None:
+        self.r.close()
 
     def delete(self, doc_id: str) -> DocOutcome:
         self.r.hdel(self.key("sha1"), doc_id)
         self.r.hincrby(self.key("deletes"), doc_id, 1)
         return DocOutcome(source=doc_id, doc_id=doc_id, status="deleted", chunks_deleted=1)
+
+
+def inject_faults(data: bytes) -> None:
+    """Crash or hang as the document's markers say (see the module docstring)."""
+    if b"CRASH-ME" in data:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if b"STUCK-IN-C" in data:
+        while True:
+            try:
+                time.sleep(0.1)
+            except SoftTimeLimitExceeded:
+                continue  # a C-level hang would not notice the soft limit either
+    if b"HANG-ME" in data:
+        while True:  # until the soft time limit interrupts it
+            time.sleep(0.1)
 
 
 def make_standin(settings: Settings) -> StandinPipeline:

@@ -9,8 +9,9 @@ from chunkweave.storage.embedders import EmbeddingServiceError
 from chunkweave.storage.weaviate_store import StoreUnavailableError
 from chunkweave.worker.celery_app import make_app, visibility_timeout_s
 from chunkweave.worker.settings import Settings
-from chunkweave.worker.sources import normalize, split_s3, wanted
-from chunkweave.worker.tasks import is_transient
+from chunkweave.worker.sources import normalize, wanted
+from chunkweave.worker.sources.s3 import split_s3
+from chunkweave.worker.tasks.base import TRANSIENT_CODES, is_transient
 from chunkweave.worker.webhook import sign, verify
 
 
@@ -62,8 +63,6 @@ def test_transient_errors_are_retried_bad_documents_are_not():
     assert not is_transient(CorruptDocumentError("x.pdf", "truncated"))
     assert not is_transient(ValueError("bug"))
     # The store marks its own outage; its code is also in the transient outcome codes.
-    from chunkweave.worker.tasks import TRANSIENT_CODES
-
     assert StoreUnavailableError.code in TRANSIENT_CODES
 
 

@@ -5,8 +5,8 @@ Delivery guarantees and bounds, and why:
 - JSON only (no pickle): a message can never execute code on a worker.
 - ``acks_late`` + ``task_reject_on_worker_lost``: a message is acknowledged after its
   task ends, so a worker killed mid-document (SIGKILL, OOM) has it redelivered.
-  Tasks are idempotent and count crashes per document version (``chunkweave.worker.locks``),
-  so redelivery is harmless and bounded.
+  Tasks are idempotent and count crashes per document version
+  (:mod:`chunkweave.worker.locks`), so redelivery is harmless and bounded.
 - Prefetch 1: a worker holds at most one waiting message per process, so a backfill
   spreads over every replica instead of piling onto the first one up.
 - Soft/hard time limits per task (prefork pool only: the ``solo`` pool ignores them).
@@ -28,6 +28,7 @@ from celery import Celery
 from celery.signals import worker_process_init, worker_process_shutdown
 
 from chunkweave.worker.settings import Settings, get_settings
+from chunkweave.worker.tasks import TASK_MODULES
 
 log = logging.getLogger(__name__)
 # The Weaviate client logs every HTTP request at INFO through httpx: one line per
@@ -43,12 +44,7 @@ def visibility_timeout_s(settings: Settings) -> int:
 def make_app(settings: Settings) -> Celery:
     """Build the Celery app for ``settings`` (broker URL may be unset until used)."""
     broker = (settings.redis_url.get_secret_value() if settings.redis_url else "") or None
-    tasks = [
-        "chunkweave.worker.tasks",
-        "chunkweave.worker.fanout",
-        "chunkweave.worker.fanout_write",
-    ]
-    app = Celery("chunkweave", broker=broker, include=tasks)
+    app = Celery("chunkweave", broker=broker, include=list(TASK_MODULES))
     app.conf.update(
         task_serializer="json",
         result_serializer="json",

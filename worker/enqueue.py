@@ -7,40 +7,20 @@ Producers send tasks by name (``send_task``): they need Redis, not the pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
 
 from chunkweave.storage.ingest import doc_id_for
 from chunkweave.worker.celery_app import make_app
-from chunkweave.worker.jobs import DocState, JobStore
+from chunkweave.worker.jobs import Action, DocState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
-from chunkweave.worker.sources import is_s3, iter_local, iter_s3, normalize, s3_client
+from chunkweave.worker.sources import expand, normalize
 
-Action = Literal["ingest", "delete"]
 _TASKS: dict[Action, str] = {
     "ingest": "chunkweave.ingest_document",
     "delete": "chunkweave.delete_document",
 }
-
-
-def expand(source: str | Path, settings: Settings) -> Iterator[str]:
-    """Document sources under ``source``: a file, a folder (recursive) or an S3 prefix.
-
-    A ``s3://bucket/key`` naming one object yields just it; otherwise every wanted
-    object under the prefix. Raises ``FileNotFoundError`` for a missing local path.
-    """
-    text = str(source)
-    if is_s3(text):
-        for uri, _etag in iter_s3(s3_client(settings.s3), text):
-            yield uri
-        return
-    path = Path(text).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or directory")
-    for found in iter_local(path):
-        yield str(found)
 
 
 class Enqueuer:

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict
 
 DocStatus = Literal["queued", "running", "done", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
+#: What a task does to a document: (re-)ingest it, or remove it from the store.
+Action = Literal["ingest", "delete"]
 DOC_STATUSES: tuple[DocStatus, ...] = ("queued", "running", "done", "failed")
 JOBS_INDEX = "cw:jobs"
 
@@ -43,7 +45,7 @@ class DocState(BaseModel):
     doc_id: str
     source: str
     status: DocStatus
-    action: Literal["ingest", "delete"] = "ingest"
+    action: Action = "ingest"
     stage: str | None = None
     progress: float | None = None
     outcome: str | None = None

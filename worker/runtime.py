@@ -10,35 +10,12 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
 
 import redis
 
+from chunkweave.storage.protocols import IngestPipeline
 from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.settings import Settings, get_settings
-
-
-class PipelineLike(Protocol):
-    """What the tasks need from ``chunkweave.storage.ingest.Pipeline``."""
-
-    def ingest(
-        self, path: Path, *, source: str, doc_id: str, force: bool = False
-    ) -> Any:  # DocOutcome
-        """Ingest one file (skipping it when unchanged unless ``force``)."""
-        ...
-
-    def check_unchanged(self, path: Path, *, source: str, doc_id: str) -> Any:
-        """Return an ``unchanged`` outcome when the stored version is current, else None."""
-        ...
-
-    def ingest_parsed(self, doc: Any, *, source: str, doc_id: str) -> Any:
-        """Ingest an already parsed document (fan-out joins)."""
-        ...
-
-    def delete(self, doc_id: str) -> Any:
-        """Remove a document's chunks and ledger entry."""
-        ...
 
 
 class NoRedisConfiguredError(RuntimeError):
@@ -60,7 +37,7 @@ def redis_client(settings: Settings) -> redis.Redis:
     return redis.Redis.from_url(redis_url(settings), health_check_interval=30)
 
 
-def default_pipeline(settings: Settings) -> PipelineLike:
+def default_pipeline(settings: Settings) -> IngestPipeline:
     """Build ``chunkweave.storage.ingest.Pipeline`` from the settings: embedder, store, options.
 
     Workers need a Weaviate URL (``CHUNKWEAVE_WEAVIATE__URL``); ``chunkweave serve``
@@ -78,12 +55,12 @@ def default_pipeline(settings: Settings) -> PipelineLike:
     return open_pipeline(settings.weaviate, embedder, settings.parse, settings.chunking)
 
 
-def load_factory(dotted: str) -> Callable[[Settings], PipelineLike]:
+def load_factory(dotted: str) -> Callable[[Settings], IngestPipeline]:
     """Resolve ``package.module:function``."""
     module, _, name = dotted.partition(":")
     if not module or not name:
         raise ValueError(f"pipeline_factory {dotted!r}: expected 'module:function'")
-    factory: Callable[[Settings], PipelineLike] = getattr(importlib.import_module(module), name)
+    factory: Callable[[Settings], IngestPipeline] = getattr(importlib.import_module(module), name)
     return factory
 
 
@@ -94,11 +71,11 @@ class Runtime:
         self.settings = settings
         self.redis = redis_client(settings)
         self.jobs = JobStore(self.redis, ttl_s=settings.job_ttl_s)
-        self._pipeline: PipelineLike | None = None
+        self._pipeline: IngestPipeline | None = None
         self._lock = threading.Lock()
 
     @property
-    def pipeline(self) -> PipelineLike:
+    def pipeline(self) -> IngestPipeline:
         """The process's pipeline, built on first use."""
         with self._lock:
             if self._pipeline is None:
@@ -106,14 +83,10 @@ class Runtime:
             return self._pipeline
 
     def close(self) -> None:
-        """Release the pipeline's clients (its or its store's ``close``) and Redis."""
+        """Release the pipeline's clients and Redis."""
         pipeline, self._pipeline = self._pipeline, None
-        # storage's Pipeline owns a store with the Weaviate client; others may close.
-        for owner in (pipeline, getattr(pipeline, "store", None)):
-            close = getattr(owner, "close", None)
-            if callable(close):
-                close()
-                break
+        if pipeline is not None:
+            pipeline.close()
         self.redis.close()
 
 

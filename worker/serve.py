@@ -2,7 +2,7 @@
 
 Without ``CHUNKWEAVE_REDIS_URL`` an embedded ``redis-server`` is started (data under
 ``<data_dir>/redis``); without ``CHUNKWEAVE_WEAVIATE__URL`` the embedded Weaviate of
-``chunkweave.storage.local_weaviate`` (data under ``<data_dir>/weaviate``). Workers and the API
+``chunkweave.storage.embedded.weaviate`` (data under ``<data_dir>/weaviate``). Workers and the API
 run as child processes that inherit those URLs through the environment; the
 watcher runs in this process. SIGINT/SIGTERM (or any child dying) stops everything:
 watcher first (no new jobs), then the API, then the workers with a warm shutdown
@@ -24,7 +24,7 @@ from types import FrameType
 
 from pydantic import SecretStr
 
-from chunkweave.worker.local_redis import LocalRedis
+from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ class Service:
             settings = settings.model_copy(update={"redis_url": SecretStr(server.url)})
             self.say(f"started embedded Redis on {server.url} (data: {data / 'redis'})")
         if settings.weaviate.url is None:
-            from chunkweave.storage.local_weaviate import LocalWeaviate
+            from chunkweave.storage.embedded.weaviate import LocalWeaviate
 
             weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
@@ -133,25 +133,13 @@ class Service:
         return code
 
     def _start_watcher(self, settings: Settings, stack: ExitStack) -> threading.Thread:
+        from chunkweave.worker import sources
         from chunkweave.worker.enqueue import Enqueuer
 
         enq = Enqueuer(settings)
         stack.callback(enq.close)
         assert self.watch is not None
-        if self.watch.startswith("s3://"):
-            from chunkweave.worker.watch_s3 import BucketWatcher
-
-            target: Callable[[threading.Event], None] = BucketWatcher(self.watch, enq).run
-        else:
-            from chunkweave.worker.watch_fs import FolderWatcher
-
-            target = FolderWatcher(
-                Path(self.watch),
-                enq,
-                polling=self.polling,
-                reconcile_s=settings.watch_reconcile_s,
-                settle_s=settings.watch_settle_s,
-            ).run
+        target = sources.watcher(self.watch, enq, polling=self.polling).run
         thread = threading.Thread(target=target, args=(self.stop,), name="watcher", daemon=True)
         thread.start()
         stack.callback(lambda: thread.join(timeout=10))

@@ -54,9 +54,9 @@ class Settings(BaseSettings):
     # --- service (issue 5): queue, locks, job state, watcher, API ---------------------
     #: Celery queue the tasks are routed to (``chunkweave worker --queues`` reads it).
     queue: str = "chunkweave"
-    #: Pages per fan-out part when a PDF is split (see ``chunkweave.worker.fanout``).
+    #: Pages per fan-out part when a PDF is split (see ``chunkweave.worker.tasks.fanout``).
     fanout_part_pages: int = Field(default=100, gt=0)
-    #: Chunks per embed slice of a fanned-out document (``chunkweave.worker.fanout_write``);
+    #: Chunks per embed slice of a fanned-out document (``chunkweave.worker.tasks.slices``);
     #: documents with fewer chunks are embedded by the joining task itself.
     fanout_embed_chunks: int = Field(default=256, gt=0)
     #: TTL of the per-document write lock; a live task renews it every third of this.
@@ -78,16 +78,9 @@ class Settings(BaseSettings):
     webhook_retries: int = Field(default=5, ge=0)
     webhook_timeout_s: float = Field(default=10.0, gt=0)
     #: ``module:function`` building the per-process pipeline from the settings (see
-    #: ``chunkweave.worker.runtime``); replace it to plug in a different pipeline.
+    #: :mod:`chunkweave.worker.runtime`); replace it to plug in a different pipeline
+    #: (the tests plug in one that hangs or crashes on purpose).
     pipeline_factory: str = "chunkweave.worker.runtime:default_pipeline"
-    #: TEST-ONLY fault injection, off by default (see ``chunkweave.worker.faults``): a document whose
-    #: bytes contain ``fault_hang_marker`` sleeps inside its task; one containing
-    #: ``fault_crash_marker`` SIGKILLs its worker process (a stand-in for the OOM killer).
-    fault_hang_marker: str | None = None
-    fault_crash_marker: str | None = None
-    #: Like ``fault_hang_marker`` but ignores the soft limit (a hang in C code), so
-    #: only the hard limit (the pool killing the process) ends it.
-    fault_hard_hang_marker: str | None = None
 
     @property
     def upload_dir(self) -> Path:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 
 import click
 
-from chunkweave.worker.cli_common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.jobs import JobState
 from chunkweave.worker.settings import get_settings
 
@@ -48,25 +47,13 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 @friendly_errors
 def watch(source: str, polling: bool) -> None:
     """Watch a folder or s3://bucket/prefix and enqueue new, changed and removed documents."""
+    from chunkweave.worker import sources
     from chunkweave.worker.enqueue import Enqueuer
 
     settings = get_settings()
     enq = Enqueuer(settings)
     stop = threading.Event()
-    if source.startswith("s3://"):
-        from chunkweave.worker.watch_s3 import BucketWatcher
-
-        runner = BucketWatcher(source, enq).run
-    else:
-        from chunkweave.worker.watch_fs import FolderWatcher
-
-        runner = FolderWatcher(
-            Path(source),
-            enq,
-            polling=polling,
-            reconcile_s=settings.watch_reconcile_s,
-            settle_s=settings.watch_settle_s,
-        ).run
+    runner = sources.watcher(source, enq, polling=polling).run
     click.echo(f"watching {source} (Ctrl-C stops)", err=True)
     try:
         runner(stop)
@@ -126,7 +113,8 @@ def serve(watch_source: str | None, workers: int, api_port: int, host: str, poll
 @friendly_errors
 def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json: bool) -> None:
     """Queue files, folders or s3://bucket/prefix for the workers; print the job id."""
-    from chunkweave.worker.enqueue import Enqueuer, expand
+    from chunkweave.worker.enqueue import Enqueuer
+    from chunkweave.worker.sources import expand
 
     enq = Enqueuer(get_settings())
     try:
@@ -155,7 +143,8 @@ def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
     """Enqueue everything under a folder or s3://bucket/prefix, with progress."""
     from rich.progress import Progress
 
-    from chunkweave.worker.enqueue import Enqueuer, expand
+    from chunkweave.worker.enqueue import Enqueuer
+    from chunkweave.worker.sources import expand
 
     enq = Enqueuer(get_settings())
     try:

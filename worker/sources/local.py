@@ -1,8 +1,14 @@
-"""Watched folder: enqueue ingest for new/changed documents and delete for removed ones.
+"""Local paths: absolute, resolved paths on a filesystem every worker sees.
+
+Read in place (no copy). ``file://`` URIs, which is what doc ids of local files look
+like, are accepted and turned back into paths.
+
+Watched folders (:class:`FolderWatcher`): enqueue ingest for new/changed documents
+and delete for removed ones.
 
 - Events (watchdog, inotify on Linux): only *close-after-write* and *moves* count, so
   half-written files and atomic-rename temp files are never picked up; hidden, temp
-  and non-document names are ignored (``chunkweave.worker.sources.wanted``). With
+  and non-document names are ignored (``chunkweave.worker.sources.base.wanted``). With
   ``polling=True`` (network filesystems, where inotify sees nothing from other
   hosts) created/modified files are acted on once their size and mtime have been
   stable for ``settle_s``.
@@ -21,7 +27,11 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from watchdog.events import (
     DirDeletedEvent,
@@ -38,9 +48,66 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from chunkweave.worker.enqueue import Action, Enqueuer
-from chunkweave.worker.jobs import as_text
-from chunkweave.worker.sources import iter_local, wanted
+from chunkweave.worker.jobs import Action, as_text
+from chunkweave.worker.sources.base import SourceNotFoundError, Submitter, Watcher, wanted
+
+if TYPE_CHECKING:
+    from chunkweave.worker.settings import Settings
+
+
+def iter_local(root: Path) -> Iterator[Path]:
+    """Every wanted document under ``root`` (a file or a folder), sorted, hidden dirs skipped."""
+    if root.is_file():
+        yield root.resolve()
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if wanted(name):
+                yield (Path(dirpath) / name).resolve()
+
+
+class LocalSource:
+    """The fallback scheme: anything that is not another scheme's URI is a path."""
+
+    def claims(self, uri: str) -> bool:
+        """Every URI with no other scheme (checked last by the registry)."""
+        return True
+
+    def normalize(self, uri: str) -> str:
+        """Return the absolute, resolved path (``~`` expanded, ``file://`` unwrapped)."""
+        text = uri
+        if text.startswith("file://"):  # a doc_id of a local file is its file:// URI
+            text = unquote(urlsplit(text).path)
+        return str(Path(text).expanduser().resolve())
+
+    def expand(self, uri: str, settings: Settings) -> Iterator[str]:
+        """Yield the file itself, or every wanted document under the folder (recursive)."""
+        path = Path(uri).expanduser()
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no such file or directory")
+        for found in iter_local(path):
+            yield str(found)
+
+    @contextmanager
+    def fetched(self, uri: str, settings: Settings) -> Iterator[Path]:
+        """Give the file in place."""
+        path = Path(uri)
+        if not path.is_file():
+            raise SourceNotFoundError(f"{uri}: no such file")
+        yield path
+
+    def watcher(self, uri: str, submitter: Submitter, *, polling: bool = False) -> Watcher:
+        """Build a :class:`FolderWatcher` on the folder."""
+        settings = submitter.settings
+        return FolderWatcher(
+            Path(uri),
+            submitter,
+            polling=polling,
+            reconcile_s=settings.watch_reconcile_s,
+            settle_s=settings.watch_settle_s,
+        )
+
 
 log = logging.getLogger(__name__)
 _BATCH_WINDOW_S = 0.5
@@ -83,7 +150,7 @@ class FolderWatcher:
     def __init__(
         self,
         root: Path,
-        enqueuer: Enqueuer,
+        enqueuer: Submitter,
         *,
         polling: bool = False,
         reconcile_s: float = 300.0,

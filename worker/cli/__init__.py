@@ -8,10 +8,10 @@ import click
 
 #: Modules that each register their commands on the root group via ``register(group)``.
 _COMMAND_MODULES = (
-    "chunkweave.worker.cli_parse",  # parse
-    "chunkweave.worker.cli_chunk",  # chunk, eval
-    "chunkweave.worker.cli_store",  # ingest, search, delete, docs
-    "chunkweave.worker.cli_service",  # worker, watch, serve, enqueue, backfill, status, api
+    "chunkweave.worker.cli.parse",  # parse
+    "chunkweave.worker.cli.chunk",  # chunk, eval
+    "chunkweave.worker.cli.store",  # ingest, search, delete, docs
+    "chunkweave.worker.cli.service",  # worker, watch, serve, enqueue, backfill, status, api
 )
 
 

@@ -10,7 +10,7 @@ import click
 from chunkweave.parsers import ParsedDocument, ParseOptions, parse_document
 from chunkweave.parsers.document import ParserName, PdfMode
 from chunkweave.parsers.elements import Element, table_to_markdown
-from chunkweave.worker.cli_common import friendly_errors
+from chunkweave.worker.cli.common import friendly_errors
 
 
 def register(group: click.Group) -> None:

@@ -25,12 +25,12 @@ from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers.document import ParseOptions
 from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
 from chunkweave.storage.ledger import Ledger
-from chunkweave.storage.local_weaviate import LocalWeaviate
 from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
-from chunkweave.worker.cli_common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 
 SUFFIXES = (".pdf", ".docx")

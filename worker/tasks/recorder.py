@@ -1,16 +1,21 @@
-"""Recording what a task did: job state, metrics, attempt counters, completion webhook.
+"""Recording what a task did: job state, metrics, attempt counters, job completion.
 
 Every way a document task can end goes through :class:`DocRun`, so the state in
-Redis, the Prometheus counters and the poison counters always agree.
+Redis, the Prometheus counters and the poison counters always agree. It knows
+nothing of Celery: what happens when a job finishes (the webhook task) is the
+``on_job_finished`` callback its creator passes in.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
-from chunkweave.worker.jobs import DocState
-from chunkweave.worker.locks import clear_attempts, uncount_attempt
+from chunkweave.parsers.errors import ErrorCode
+from chunkweave.storage.ingest import DocOutcome
+from chunkweave.worker.jobs import Action, DocState
+from chunkweave.worker.locks import clear_attempts, count_attempt, uncount_attempt
 from chunkweave.worker.metrics import record_document, record_failure
 from chunkweave.worker.runtime import Runtime
 
@@ -25,17 +30,20 @@ class DocRun:
         job_id: str,
         source: str,
         doc_id: str,
-        action: Literal["ingest", "delete"] = "ingest",
+        action: Action = "ingest",
+        on_job_finished: Callable[[str], None] | None = None,
     ) -> None:
         self.rt = rt
         self.job_id = job_id
         self.source = source
         self.doc_id = doc_id
-        self.action: Literal["ingest", "delete"] = action
+        self.action: Action = action
+        self.on_job_finished = on_job_finished
         self.sha1: str | None = None
         self.part = ""
         self.attempts = 0
         self.started = time.monotonic()
+        self._on_failure: list[Callable[[], None]] = []
 
     def _state(self, **fields: Any) -> DocState:
         return DocState(
@@ -57,10 +65,11 @@ class DocRun:
             self.job_id, self._state(status="running", stage=stage, progress=progress)
         )
 
-    def done(self, outcome: Any) -> dict[str, Any]:
-        """Record a pipeline ``DocOutcome``; a ``failed`` outcome is recorded as failed."""
+    def done(self, outcome: DocOutcome) -> dict[str, Any]:
+        """Record a pipeline outcome; a ``failed`` outcome is recorded as failed."""
         if outcome.status == "failed":
-            return self.failed(outcome.error_code or "internal", outcome.error or "failed")
+            code = ErrorCode(outcome.error_code) if outcome.error_code else ErrorCode.INTERNAL
+            return self.failed(code, outcome.error or "failed")
         self.clear_attempts()
         seconds = time.monotonic() - self.started
         if not self._already_final():
@@ -85,14 +94,46 @@ class DocRun:
             self._finish(state)
         return {"doc_id": self.doc_id, "status": outcome.status, "seconds": round(seconds, 3)}
 
-    def failed(self, code: str, message: str) -> dict[str, Any]:
-        """Record the document failed with a reason code and a one-line message."""
+    def failed(self, code: ErrorCode, message: str) -> dict[str, Any]:
+        """Record the document failed with a reason code and a one-line message.
+
+        Callbacks registered with :meth:`on_failure` run first (releasing what the run
+        holds, such as a write lease).
+        """
+        for release in self._on_failure:
+            release()
+        self._on_failure.clear()
         self.clear_attempts()
         seconds = time.monotonic() - self.started
         if not self._already_final():
             record_failure(self.rt.redis, reason=code, seconds=seconds)
             self._finish(self._state(status="failed", error_code=code, error=message))
         return {"doc_id": self.doc_id, "status": "failed", "error_code": code}
+
+    def on_failure(self, release: Callable[[], None]) -> None:
+        """Run ``release`` if this run ends failed (not if it ends done or retries)."""
+        self._on_failure.append(release)
+
+    def count_attempt(self) -> bool:
+        """Count one attempt at this document version (or part); False past ``max_attempts``.
+
+        Counted before the work starts and cleared when the run ends in a recorded way,
+        so only a worker that died mid-task leaves its count behind.
+        """
+        assert self.sha1 is not None, "count attempts of a known document version"
+        settings = self.rt.settings
+        self.attempts = count_attempt(
+            self.rt.redis, self.doc_id, self.sha1, ttl_s=settings.job_ttl_s, part=self.part
+        )
+        return self.attempts <= settings.max_attempts
+
+    def poisoned(self, what: str) -> dict[str, Any]:
+        """Record the document failed as ``poison``: ``what`` killed its worker too often."""
+        return self.failed(
+            ErrorCode.POISON,
+            f"{self.source}: {what} killed its worker process {self.attempts - 1} times "
+            f"(limit {self.rt.settings.max_attempts}); not attempted again",
+        )
 
     def undo_attempt(self) -> None:
         """Take back this run's attempt (it is retried, not crashed); earlier ones stay."""
@@ -106,9 +147,5 @@ class DocRun:
             clear_attempts(self.rt.redis, self.doc_id, self.sha1, part=self.part)
 
     def _finish(self, state: DocState) -> None:
-        if self.rt.jobs.set_doc(self.job_id, state):
-            job = self.rt.jobs.get(self.job_id)
-            if job is not None and job.webhook_url:
-                from chunkweave.worker.tasks import send_webhook  # the task module imports this one
-
-                send_webhook.apply_async(kwargs={"job_id": self.job_id})
+        if self.rt.jobs.set_doc(self.job_id, state) and self.on_job_finished is not None:
+            self.on_job_finished(self.job_id)

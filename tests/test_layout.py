@@ -1,0 +1,237 @@
+"""The package's shape: one import namespace, layers one way, no import cycles.
+
+- Every module of ``chunkweave`` imports on its own in a fresh interpreter.
+- The import graph (module-level *and* function-level imports, all but
+  ``TYPE_CHECKING`` blocks) has no cycle: a cycle hidden by moving an import into a
+  function is still a cycle.
+- Layers import one way: parsers <- chunking <- storage <- worker.
+- Nothing imports the repository folders by their bare names (``import storage``).
+- The wheel installs exactly one top-level package, and an application with its own
+  ``worker.py`` and ``storage/`` can still ``from chunkweave import enqueue``.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "chunkweave"
+LAYERS = ("parsers", "chunking", "storage", "worker")
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package, by dotted name (through the part symlinks)."""
+    found: dict[str, Path] = {}
+    files = [
+        Path(d) / f
+        for d, _, names in os.walk(PACKAGE, followlinks=True)
+        for f in names
+        if f.endswith(".py")
+    ]
+    for path in sorted(files):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """The package modules ``module`` imports anywhere outside ``TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # `from pkg import mod` imports the submodule pkg.mod when there is one; pkg
+            # itself counts only when a name comes from its __init__ (every submodule
+            # import runs its parent packages first, which is no edge of its own).
+            subs = {f"{base}.{a.name}" for a in node.names} & MODULES.keys()
+            out.update(subs)
+            if len(subs) < len(node.names):
+                out.add(base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {name for name in out if name in MODULES and name != module}
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def test_every_part_is_a_subpackage_of_chunkweave():
+    assert {m.split(".")[1] for m in MODULES if m.count(".") >= 1} >= set(LAYERS)
+    assert len(MODULES) > 80, "the walk through chunkweave/<part> symlinks found too little"
+
+
+def test_import_graph_has_no_cycle():
+    # Tarjan's strongly connected components; any component of 2+ modules is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in GRAPH:
+        if module not in index:
+            strong(module)
+    assert cycles == []
+
+
+def test_layers_import_one_way():
+    upward = [
+        (m, dep)
+        for m, deps in GRAPH.items()
+        for dep in deps
+        if (a := _layer(m)) is not None and (b := _layer(dep)) is not None and b > a
+    ]
+    assert upward == []
+
+
+def test_nothing_imports_the_bare_folder_names():
+    offenders = []
+    for path in [*ROOT.glob("tests/*.py"), *ROOT.glob("bench/*.py"), *MODULES.values()]:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in LAYERS]
+    assert offenders == []
+
+
+def _import_alone(module: str) -> tuple[str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    return module, proc.stderr.strip().splitlines()[-1] if proc.returncode else ""
+
+
+@pytest.mark.slow
+def test_every_module_imports_alone_in_a_fresh_interpreter():
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        failed = [(m, err) for m, err in pool.map(_import_alone, sorted(MODULES)) if err]
+    assert failed == []
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        timeout=600,
+    )
+    (built,) = out.glob("chunkweave-*.whl")
+    return built
+
+
+def test_wheel_installs_one_top_level_package(wheel: Path, tmp_path: Path):
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"chunkweave", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
+    # The parts, their data (the bundled model, the PGO profile) and real files, not links.
+    for needed in (
+        "chunkweave/parsers/api.py",
+        "chunkweave/chunking/api.py",
+        "chunkweave/storage/ingest.py",
+        "chunkweave/worker/cli/__init__.py",
+        "chunkweave/storage/models/all-MiniLM-L6-v2-int8/model.onnx",
+    ):
+        assert needed in names
+
+
+def test_app_with_its_own_worker_and_storage_can_enqueue(wheel: Path, tmp_path: Path):
+    site = tmp_path / "site-packages"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), wheel],
+        check=True,
+        timeout=300,
+    )
+    # `bin/` holds the `chunkweave` console script, not an importable package.
+    packages = [p.name for p in site.iterdir() if p.name != "bin"]
+    assert sorted(packages) == ["chunkweave", "chunkweave-0.1.0.dist-info"]
+    app = tmp_path / "app"
+    (app / "storage").mkdir(parents=True)
+    (app / "worker.py").write_text("WHO = 'the app'\n")
+    (app / "storage" / "__init__.py").write_text("WHO = 'the app'\n")
+    script = (
+        "import worker, storage, chunkweave\n"
+        "from chunkweave import enqueue\n"
+        "import chunkweave.worker.enqueue as e\n"
+        "assert worker.WHO == storage.WHO == 'the app'\n"
+        "assert e.enqueue.__module__ == 'chunkweave.worker.enqueue'\n"
+        "print(chunkweave.__file__)\n"
+    )
+    # The wheel's copy first on the path (the dependencies come from this interpreter).
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=app, env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().startswith(str(site))

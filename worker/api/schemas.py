@@ -1,0 +1,48 @@
+"""Request and response bodies of the HTTP API, and the OpenAPI text of ``POST /jobs``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SourcesRequest(BaseModel):
+    """Sources to ingest: files/folders the workers can read, or ``s3://`` URIs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[str] = Field(min_length=1)
+    force: bool = False
+    webhook_url: str | None = None
+
+
+class UploadForm(BaseModel):
+    """The ``multipart/form-data`` form of ``POST /jobs``: files to ingest."""
+
+    file: list[bytes] = Field(description="One or more PDF/DOCX files.")
+    webhook_url: str | None = None
+
+
+class JobCreated(BaseModel):
+    """The id of the job a request created."""
+
+    job_id: str
+
+
+def _binary_files(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI spells uploaded files as strings of format ``binary``."""
+    schema["properties"]["file"]["items"] = {"type": "string", "format": "binary"}
+    return schema
+
+
+#: ``POST /jobs`` reads its body itself (JSON or multipart), so FastAPI cannot infer it.
+JOBS_REQUEST_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": SourcesRequest.model_json_schema()},
+            "multipart/form-data": {"schema": _binary_files(UploadForm.model_json_schema())},
+        },
+    }
+}

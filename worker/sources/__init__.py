@@ -1,0 +1,76 @@
+"""Source URIs and the registry of schemes that read them.
+
+A task carries a source URI, never bytes. :data:`SCHEMES` lists the schemes in the
+order they are asked; the first that :meth:`~.base.Source.claims` a URI handles it,
+and local paths come last because they claim everything. A new source (an HTTP URL,
+a Google Drive folder) is one module with a class following :class:`~.base.Source`
+plus one entry here; nothing else in the worker branches on a scheme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chunkweave.worker.sources.base import (
+    DOC_SUFFIXES,
+    Source,
+    SourceNotFoundError,
+    Submitter,
+    Watcher,
+    wanted,
+)
+from chunkweave.worker.sources.local import LocalSource
+from chunkweave.worker.sources.s3 import S3Source
+
+if TYPE_CHECKING:
+    from chunkweave.worker.settings import Settings
+
+__all__ = [
+    "DOC_SUFFIXES",
+    "SCHEMES",
+    "Source",
+    "SourceNotFoundError",
+    "Submitter",
+    "Watcher",
+    "expand",
+    "fetched",
+    "normalize",
+    "scheme_for",
+    "wanted",
+    "watcher",
+]
+
+#: Every scheme, asked in order; the last one claims any URI.
+SCHEMES: tuple[Source, ...] = (S3Source(), LocalSource())
+
+
+def scheme_for(uri: str | Path) -> Source:
+    """Return the scheme that handles ``uri``."""
+    text = str(uri)
+    return next(s for s in SCHEMES if s.claims(text))
+
+
+def normalize(uri: str | Path) -> str:
+    """Canonical form of a source (local paths absolute and resolved)."""
+    return scheme_for(uri).normalize(str(uri))
+
+
+def expand(uri: str | Path, settings: Settings) -> Iterator[str]:
+    """Document sources under ``uri``: a file, a folder (recursive) or a prefix.
+
+    Raises ``FileNotFoundError`` for a missing local path.
+    """
+    return scheme_for(uri).expand(str(uri), settings)
+
+
+def fetched(uri: str, settings: Settings) -> AbstractContextManager[Path]:
+    """Give a local path with the source's bytes for the block (:meth:`.Source.fetched`)."""
+    return scheme_for(uri).fetched(uri, settings)
+
+
+def watcher(uri: str, submitter: Submitter, *, polling: bool = False) -> Watcher:
+    """Build a watcher for ``uri`` that enqueues through ``submitter``."""
+    return scheme_for(uri).watcher(uri, submitter, polling=polling)

@@ -1,0 +1,98 @@
+"""What every source scheme shares: the source protocol, "not found", document names.
+
+A *source* is a URI naming documents: a local path, ``s3://bucket/prefix``, and
+whatever a new scheme module adds. Tasks carry only the URI; a worker reads it with
+:meth:`Source.fetched`. Watchers feed jobs through a :class:`Submitter` (in practice
+:class:`chunkweave.worker.enqueue.Enqueuer`), so they never import the producer side.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Protocol
+
+from chunkweave.parsers.errors import ErrorCode
+from chunkweave.worker.jobs import Action
+
+if TYPE_CHECKING:
+    import redis
+
+    from chunkweave.worker.settings import Settings
+
+#: File suffixes the service picks up when walking folders and prefixes.
+DOC_SUFFIXES = frozenset({".pdf", ".docx"})
+_TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".partial", "~")
+
+
+class SourceNotFoundError(FileNotFoundError):
+    """The source named in a task no longer exists."""
+
+    code = ErrorCode.NOT_FOUND
+
+
+def wanted(name: str) -> bool:
+    """Tell whether a file name is a document to process (not hidden, temp, other type).
+
+    Editors and copy tools write ``.~lock``/``~$x.docx``/``x.pdf.part`` files and
+    atomic writers use hidden temp names; none of them is a finished document.
+    """
+    base = PurePosixPath(name).name
+    if base.startswith((".", "~$")) or base.endswith(_TEMP_SUFFIXES):
+        return False
+    return PurePosixPath(base).suffix.lower() in DOC_SUFFIXES
+
+
+class Submitter(Protocol):
+    """Where a watcher sends what it found: one job per batch of ``(source, action)``."""
+
+    @property
+    def settings(self) -> Settings:
+        """The service settings (poll intervals, settle times)."""
+        ...
+
+    @property
+    def redis(self) -> redis.Redis:
+        """Redis, where a watcher keeps what it has already enqueued."""
+        ...
+
+    def submit(self, items: Iterable[tuple[str, Action]]) -> str:
+        """Create a job for the items and send its tasks; return the job id."""
+        ...
+
+
+class Watcher(Protocol):
+    """Keeps a source's documents in step: enqueues new, changed and removed ones."""
+
+    def run(self, stop: threading.Event) -> None:
+        """Watch until ``stop`` is set."""
+        ...
+
+
+class Source(Protocol):
+    """One URI scheme: how to name, list, read and watch its documents."""
+
+    def claims(self, uri: str) -> bool:
+        """Tell whether ``uri`` belongs to this scheme."""
+        ...
+
+    def normalize(self, uri: str) -> str:
+        """Return the canonical form of ``uri`` (what doc ids are derived from)."""
+        ...
+
+    def expand(self, uri: str, settings: Settings) -> Iterator[str]:
+        """Every document under ``uri`` (one file, a folder, a prefix), canonical, sorted."""
+        ...
+
+    def fetched(self, uri: str, settings: Settings) -> AbstractContextManager[Path]:
+        """Give a local path holding the document's bytes for the duration of the block.
+
+        Raises :class:`SourceNotFoundError` when the document is gone.
+        """
+        ...
+
+    def watcher(self, uri: str, submitter: Submitter, *, polling: bool = False) -> Watcher:
+        """Build a watcher that keeps ``uri``'s documents in step through ``submitter``."""
+        ...

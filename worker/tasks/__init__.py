@@ -1,0 +1,17 @@
+"""Celery tasks: thin shells over the pipeline that take references, never bytes.
+
+- :mod:`.base`: the :func:`~.base.doc_task` decorator, failure handling, write lock.
+- :mod:`.recorder`: :class:`~.recorder.DocRun`, how every outcome is recorded.
+- :mod:`.ingest`: ``ingest_document`` and ``delete_document``.
+- :mod:`.fanout`: large PDFs parsed in page-range parts on every worker, then joined.
+- :mod:`.slices`: a big document's chunks embedded and written in slices, then committed.
+- :mod:`.notify`: the completion webhook.
+"""
+
+#: Modules the Celery app loads so that workers know every task.
+TASK_MODULES = (
+    "chunkweave.worker.tasks.ingest",
+    "chunkweave.worker.tasks.fanout",
+    "chunkweave.worker.tasks.slices",
+    "chunkweave.worker.tasks.notify",
+)

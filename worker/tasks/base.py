@@ -1,0 +1,221 @@
+"""What every document task shares: the task decorator, failure handling, the write lock.
+
+A document task is a plain function ``body(task, run, **arguments)`` registered with
+:func:`doc_task`. The decorator gives it the common shell: build the :class:`DocRun`
+that records the outcome, and turn every way the body can end into a recorded
+outcome or a retry (:func:`run_guarded`):
+
+- Transient errors (store, embedder or Redis unreachable: see :func:`is_transient`)
+  retry with exponential backoff and full jitter, up to ``task_max_retries``; then the
+  document is failed with the error's code. Anything else is failed at once with a
+  reason code: a bad document is never retried.
+- Soft time limit -> ``timeout``; ``MemoryError`` (the per-child ``RLIMIT_DATA``) ->
+  ``out_of_memory``; the hard time limit kills the child, and :class:`DocTask`
+  records ``timeout`` from the parent.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import redis
+from billiard.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from celery import Task
+from celery.exceptions import Retry
+from celery.utils.time import get_exponential_backoff_interval
+
+from chunkweave.parsers.errors import ErrorCode, ParseError
+from chunkweave.worker.celery_app import app
+from chunkweave.worker.jobs import Action
+from chunkweave.worker.locks import DocLock
+from chunkweave.worker.runtime import Runtime, get_runtime
+from chunkweave.worker.sources import SourceNotFoundError
+from chunkweave.worker.tasks.recorder import DocRun
+
+log = logging.getLogger(__name__)
+
+#: The task that POSTs a finished job's summary to its webhook (sent by name).
+NOTIFY_TASK = "chunkweave.send_webhook"
+#: Outcome codes that mean "the store or the embedder is unreachable": retried.
+TRANSIENT_CODES = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.EMBEDDER_UNAVAILABLE})
+#: Network failures of the clients the worker itself holds (Redis, HTTP).
+_NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    ConnectionError,
+    TimeoutError,
+    socket.timeout,
+    httpx.TransportError,
+    redis.ConnectionError,
+    redis.TimeoutError,
+)
+
+Body = Callable[..., dict[str, Any]]
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Tell whether ``exc`` (or anything in its cause chain) means "try again later".
+
+    Network errors, and any exception with a true ``transient`` attribute: storage and
+    the embedders mark their own "unavailable" errors that way.
+    """
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, _NETWORK_ERRORS) or getattr(cur, "transient", False):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def transient_code(exc: BaseException) -> ErrorCode:
+    """Return the code to record when a transient failure outlasted every retry."""
+    code = getattr(exc, "code", None)
+    if isinstance(code, ErrorCode):
+        return code
+    return ErrorCode.STORE_UNAVAILABLE
+
+
+class TransientOutcomeError(RuntimeError):
+    """The pipeline reported a transient failure in its outcome instead of raising."""
+
+    transient = True
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def notify_job_finished(job_id: str) -> None:
+    """Queue the completion webhook of a finished job (the task decides if there is one)."""
+    app.send_task(NOTIFY_TASK, kwargs={"job_id": job_id})
+
+
+def new_run(
+    rt: Runtime, *, job_id: str, source: str, doc_id: str, action: Action = "ingest"
+) -> DocRun:
+    """Build a :class:`DocRun` whose job, once finished, gets its webhook."""
+    return DocRun(
+        rt,
+        job_id=job_id,
+        source=source,
+        doc_id=doc_id,
+        action=action,
+        on_job_finished=notify_job_finished,
+    )
+
+
+class DocTask(Task):
+    """Base class recording failures the task body could not record itself."""
+
+    #: What the task does to its document (``delete_document`` sets ``"delete"``).
+    action: Action = "ingest"
+
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        """Record hard time limits (run in the parent after it killed the child)."""
+        if not isinstance(exc, TimeLimitExceeded) or not isinstance(kwargs, dict):
+            return
+        rt = get_runtime()
+        run = new_run(
+            rt,
+            job_id=kwargs["job_id"],
+            source=kwargs["source"],
+            doc_id=kwargs["doc_id"],
+            action=self.action,
+        )
+        run.failed(
+            ErrorCode.TIMEOUT,
+            f"{kwargs['source']}: exceeded the hard time limit of "
+            f"{rt.settings.task_hard_time_limit_s}s",
+        )
+
+
+def backoff_s(task: Task) -> int:
+    """Seconds to wait before the next retry: exponential, full jitter, bounded."""
+    settings = get_runtime().settings
+    return int(
+        get_exponential_backoff_interval(
+            factor=2,
+            retries=task.request.retries,
+            maximum=settings.retry_backoff_max_s,
+            full_jitter=True,
+        )
+    )
+
+
+def run_guarded(task: Task, run: DocRun, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run ``body()`` and turn every way it can end into a recorded outcome or a retry."""
+    settings = run.rt.settings
+    try:
+        return body()
+    except Retry:
+        raise
+    except SoftTimeLimitExceeded:
+        return run.failed(
+            ErrorCode.TIMEOUT,
+            f"{run.source}: exceeded the time limit of {settings.task_soft_time_limit_s}s",
+        )
+    except (SourceNotFoundError, ParseError) as err:
+        return run.failed(err.code, str(err))
+    except MemoryError:
+        return run.failed(
+            ErrorCode.OUT_OF_MEMORY,
+            f"{run.source}: exceeded the memory cap of {settings.max_memory_mb} MB",
+        )
+    except Exception as err:
+        if is_transient(err):
+            if task.request.retries < settings.task_max_retries:
+                run.running(stage=f"waiting to retry: {type(err).__name__}")
+                run.undo_attempt()  # a retry is not a crash
+                raise task.retry(exc=err, countdown=backoff_s(task)) from err
+            return run.failed(transient_code(err), f"{run.source}: {type(err).__name__}: {err}")
+        log.exception("%s of %s failed", run.action, run.source)
+        return run.failed(ErrorCode.INTERNAL, f"{run.source}: {type(err).__name__}: {err}")
+
+
+def doc_task(name: str, *, action: Action = "ingest") -> Callable[[Body], Task]:
+    """Register ``body(task, run, **arguments)`` as the document task ``name``.
+
+    The task is called with ``job_id``, ``source`` and ``doc_id`` (which become the
+    :class:`DocRun` handed to the body) plus the body's own keyword arguments. Every
+    way the body ends is recorded or retried by :func:`run_guarded`.
+    """
+
+    def register(body: Body) -> Task:
+        def task_fn(
+            self: Task, *, job_id: str, source: str, doc_id: str, **arguments: Any
+        ) -> dict[str, Any]:
+            run = new_run(get_runtime(), job_id=job_id, source=source, doc_id=doc_id, action=action)
+            return run_guarded(self, run, lambda: body(self, run, **arguments))
+
+        # Not functools.wraps: Celery checks call arguments against the signature of
+        # this function (with its keyword-only ids), not the body's.
+        task_fn.__name__ = task_fn.__qualname__ = body.__name__
+        task_fn.__module__ = body.__module__
+        task_fn.__doc__ = body.__doc__
+        task: Task = app.task(bind=True, base=DocTask, name=name, max_retries=None, action=action)(
+            task_fn
+        )
+        return task
+
+    return register
+
+
+@contextmanager
+def write_lock(task: Task, run: DocRun) -> Iterator[None]:
+    """Hold the document's write lock for the block, or retry the task later."""
+    settings = run.rt.settings
+    with DocLock(run.rt.redis, run.doc_id, ttl_s=settings.lock_ttl_s, wait_s=1.0) as lock:
+        if not lock.acquired:
+            # Another worker is writing this document: come back when its lock would
+            # have expired rather than block a worker slot.
+            run.undo_attempt()
+            run.running(stage="waiting for another worker")
+            raise task.retry(countdown=settings.lock_ttl_s, max_retries=None)
+        yield

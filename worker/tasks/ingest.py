@@ -1,0 +1,63 @@
+"""The document tasks: ingest one source, delete one document.
+
+Each receives ``job_id``, a source URI and its ``doc_id``; it reads the source
+(:mod:`chunkweave.worker.sources`), calls the pipeline, and records the outcome
+(:mod:`chunkweave.worker.tasks.recorder`).
+
+- Idempotent: chunk ids are deterministic and the pipeline skips unchanged
+  documents, so a duplicate delivery writes nothing new and is not counted twice.
+- One writer per document: the pipeline runs under the document's write lock; a
+  task that finds it taken retries after the lock's TTL instead of waiting in a slot.
+- Poison documents: attempts per document version are counted before work starts
+  and cleared whenever the task ends in a recorded way; a worker killed mid-task
+  leaves its count behind, and past ``max_attempts`` the document is failed.
+- Large PDFs are fanned out over the workers (:mod:`chunkweave.worker.tasks.fanout`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Task
+
+from chunkweave.parsers.document import file_sha1
+from chunkweave.parsers.errors import ErrorCode
+from chunkweave.worker.sources import fetched
+from chunkweave.worker.tasks import fanout
+from chunkweave.worker.tasks.base import (
+    TRANSIENT_CODES,
+    TransientOutcomeError,
+    doc_task,
+    write_lock,
+)
+from chunkweave.worker.tasks.recorder import DocRun
+
+
+@doc_task("chunkweave.ingest_document")
+def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str, Any]:
+    """Ingest one source into the store and record the outcome on its job."""
+    rt = run.rt
+    run.running(stage="fetching")
+    with fetched(run.source, rt.settings) as path:
+        run.sha1 = file_sha1(path)
+        if not run.count_attempt():
+            return run.poisoned("the document")
+        run.running(stage="parsing")
+        fanned_out = fanout.fan_out(run, path, force=force)
+        if fanned_out is not None:
+            return fanned_out
+        with write_lock(task, run):
+            outcome = rt.pipeline.ingest(path, source=run.source, doc_id=run.doc_id, force=force)
+    if outcome.status == "failed" and outcome.error_code in TRANSIENT_CODES:
+        code = ErrorCode(outcome.error_code)
+        raise TransientOutcomeError(code, outcome.error or code)
+    return run.done(outcome)
+
+
+@doc_task("chunkweave.delete_document", action="delete")
+def delete_document(task: Task, run: DocRun) -> dict[str, Any]:
+    """Remove a document's chunks and ledger entry and record it on its job."""
+    run.running(stage="deleting")
+    with write_lock(task, run):
+        outcome = run.rt.pipeline.delete(run.doc_id)
+    return run.done(outcome)
