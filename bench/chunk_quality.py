@@ -24,12 +24,11 @@ with, if any). For chunkweave the chunking time is also shown as a share of pars
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +44,8 @@ from bench.groundtruth import (
     table_kept_whole,
     tokens,
 )
-from bench.options import name_list
-from bench.parse_quality import DEFAULT_CORPUS, group_of, truncated
+from bench.options import corpus_parser, group_table, print_failures, write_json
+from bench.parse_quality import group_of, truncated
 from bench.peer_chunkers import PEERS, WordPieceCounter
 from bench.peers import emit, run_worker
 
@@ -262,40 +261,23 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
         f"{'chunker':22s} {'group':7s} {'docs':>4s} {'chunks':>6s} {'p50':>5s} {'p95':>5s} "
         f"{'max':>5s} {'tokens':>7s} {'tables whole':>12s} {'heading ok':>10s} {'chunk/parse':>11s}"
     )
-    lines = [head, "-" * len(head)]
-    for group in ("pdf", "docx", "outline"):
-        if not any(group in rows for rows in results.values()):
-            continue
-        for name, rows in results.items():
-            r = rows.get(group)
-            if r is None:
-                continue
-            tw = f"{r['tables_whole']}/{r['tables']}" if r["tables"] else "-"
-            ho = f"{r['heading_ok_share']:.2f}" if r["heading_ok_share"] is not None else "-"
-            cp = f"{100 * r['chunk_vs_parse']:.1f}%" if r["chunk_vs_parse"] is not None else "-"
-            fails = f" ({len(r['failed'])} failed)" if r["failed"] else ""
-            lines.append(
-                f"{name:22s} {group:7s} {r['docs']:4d} {r['chunks']:6d} {r['tokens_p50']:5d} "
-                f"{r['tokens_p95']:5d} {r['tokens_max']:5d} {r['tokens_total']:7d} {tw:>12s} "
-                f"{ho:>10s} {cp:>11s}{fails}"
-            )
-        lines.append("")
-    return "\n".join(lines)
+
+    def row(name: str, group: str, r: Mapping[str, Any]) -> str:
+        tw = f"{r['tables_whole']}/{r['tables']}" if r["tables"] else "-"
+        ho = f"{r['heading_ok_share']:.2f}" if r["heading_ok_share"] is not None else "-"
+        cp = f"{100 * r['chunk_vs_parse']:.1f}%" if r["chunk_vs_parse"] is not None else "-"
+        return (
+            f"{name:22s} {group:7s} {r['docs']:4d} {r['chunks']:6d} {r['tokens_p50']:5d} "
+            f"{r['tokens_p95']:5d} {r['tokens_max']:5d} {r['tokens_total']:7d} {tw:>12s} "
+            f"{ho:>10s} {cp:>11s}"
+        )
+
+    return group_table(head, results, row)
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument(
-        "--chunkers",
-        type=name_list(CHUNKERS, "chunkers"),
-        help=f"comma list (default all: {','.join(CHUNKERS)})",
-    )
-    ap.add_argument("--docs", help="comma list of document names or stems")
-    ap.add_argument("--max-pages", type=int, default=0, help="cut PDFs to N pages (0: all)")
+    ap = corpus_parser(__doc__, "chunkers", CHUNKERS, timeout=1800)
     ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds per chunker")
-    ap.add_argument("--json", type=Path, help="also write the results here")
     return ap
 
 
@@ -307,14 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     results = run(args)
     print(render(results))
-    for name, rows in results.items():
-        for group, r in rows.items():
-            for failure in r["failed"]:
-                print(f"  ! {name} [{group}] {failure}")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"budget": BUDGET, "max_pages": args.max_pages, "results": results}
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    print_failures(results)
+    write_json(args.json, {"budget": BUDGET, "max_pages": args.max_pages, "results": results})
     return 0
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import re
 import sys
 import time
@@ -45,8 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.options import name_list
-from bench.parse_quality import DEFAULT_CORPUS, ROOT
+from bench.options import DEFAULT_CORPUS, ROOT, add_names, bench_parser, write_json
 from bench.peer_chunkers import PEERS, PeerChunk, wordpiece_tokenizer
 from chunkweave.storage.evaluate import KS, QAItem, Scores, load_qa, normalize, rank_hits, score
 
@@ -295,15 +293,10 @@ def render(payload: dict[str, Any]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap = bench_parser(__doc__)
     ap.add_argument("--qa", type=Path, default=DEFAULT_QA, help="QA JSONL (default: %(default)s)")
     ap.add_argument("--docs", type=Path, default=DEFAULT_CORPUS, help="documents directory")
-    ap.add_argument(
-        "--systems",
-        type=name_list(SYSTEMS, "systems"),
-        help=f"comma list (default all: {','.join(SYSTEMS)})",
-    )
-    ap.add_argument("--json", type=Path, help="also write the results here")
+    add_names(ap, "systems", SYSTEMS)
     return ap
 
 
@@ -312,9 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
     payload = run(args)
     print(render(payload))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    write_json(args.json, payload)
     return 0
 
 

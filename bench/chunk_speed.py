@@ -25,11 +25,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.options import DEFAULT_CORPUS, write_json  # noqa: E402
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options  # noqa: E402
 from chunkweave.chunking.models import TokenCounter  # noqa: E402
 from chunkweave.parsers import ParseError, parse_document  # noqa: E402
-
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def _counter() -> tuple[TokenCounter, int | None]:
@@ -126,8 +125,7 @@ def main() -> int:
         "worst_document_pct_of_parse": worst,
         "rows": rows,
     }
-    if args.out:
-        args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_json(args.out, summary)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

@@ -23,10 +23,10 @@ Groups are scored separately: ``pdf`` and ``docx`` (docling ground truth) and
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,11 +44,13 @@ from bench.groundtruth import (
     prf,
     token_f1,
 )
-from bench.options import name_list
+from bench.options import (
+    corpus_parser,
+    group_table,
+    print_failures,
+    write_json,
+)
 from bench.peers import PARSERS, item_from_json, run_worker
-
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 @dataclass
@@ -208,40 +210,23 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
         f"{'level':>5s} {'T-P':>5s} {'T-R':>5s} {'shape':>5s} {'txtF1':>5s} {'biF1':>5s} "
         f"{'furn.leak':>9s} {'sec':>7s}"
     )
-    lines = [head, "-" * len(head)]
-    for group in ("pdf", "docx", "outline"):
-        if not any(group in rows for rows in results.values()):
-            continue
-        for system, rows in results.items():
-            r = rows.get(group)
-            if r is None:
-                continue
-            leak = f"{r['furniture_leaked']}/{r['furniture_total']}"
-            fails = f" ({len(r['failed'])} failed)" if r["failed"] else ""
-            lines.append(
-                f"{system:20s} {group:7s} {r['docs']:4d} {_fmt(r['heading_precision'])} "
-                f"{_fmt(r['heading_recall'])} {_fmt(r['heading_f1'])} "
-                f"{_fmt(r['level_accuracy'])} {_fmt(r['table_precision'])} "
-                f"{_fmt(r['table_recall'])} {_fmt(r['table_shape'])} {_fmt(r['text_f1'])} "
-                f"{_fmt(r['bigram_f1'])} {leak:>9s} {r['seconds']:7.1f}{fails}"
-            )
-        lines.append("")
-    return "\n".join(lines)
+
+    def row(system: str, group: str, r: Mapping[str, Any]) -> str:
+        leak = f"{r['furniture_leaked']}/{r['furniture_total']}"
+        return (
+            f"{system:20s} {group:7s} {r['docs']:4d} {_fmt(r['heading_precision'])} "
+            f"{_fmt(r['heading_recall'])} {_fmt(r['heading_f1'])} "
+            f"{_fmt(r['level_accuracy'])} {_fmt(r['table_precision'])} "
+            f"{_fmt(r['table_recall'])} {_fmt(r['table_shape'])} {_fmt(r['text_f1'])} "
+            f"{_fmt(r['bigram_f1'])} {leak:>9s} {r['seconds']:7.1f}"
+        )
+
+    return group_table(head, results, row)
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument(
-        "--systems",
-        type=name_list(PARSERS, "systems"),
-        help=f"comma list (default all: {','.join(PARSERS)})",
-    )
-    ap.add_argument("--docs", help="comma list of document names or stems")
-    ap.add_argument("--max-pages", type=int, default=0, help="cut PDFs to N pages (0: all)")
+    ap = corpus_parser(__doc__, "systems", PARSERS, timeout=1800)
     ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds per system")
-    ap.add_argument("--json", type=Path, help="also write the results here")
     return ap
 
 
@@ -250,14 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     results = run(args)
     print(render(results))
-    for system, rows in results.items():
-        for group, r in rows.items():
-            for failure in r["failed"]:
-                print(f"  ! {system} [{group}] {failure}")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"max_pages": args.max_pages, "results": results}
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    print_failures(results)
+    write_json(args.json, {"max_pages": args.max_pages, "results": results})
     return 0
 
 

@@ -10,7 +10,7 @@ strongest offline PDF peer.
 
     bench/.venv-peers/bin/python -m bench.parse_speed [--systems a,b] [--docs x,y]
         [--max-pages N] [--timeout S] [--warm] [--repeat N]
-        [--json bench/results/parse_speed.json]
+        [--json bench/results/parse_speed_100pages.json]
 
 ``--max-pages`` cuts the PDFs to their first N pages (the DOCX cannot be cut);
 ``--timeout`` bounds each (system, document) run; a timed-out run is reported as such.
@@ -32,8 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.options import name_list
-from bench.parse_quality import DEFAULT_CORPUS, truncated
+from bench.options import corpus_parser, write_json
+from bench.parse_quality import truncated
 from bench.peers import PARSERS, page_count, run_worker
 
 LONG_DOCS = ("pdf2image-memory-error-test-400p.pdf", "R-intro.pdf", "handbook-872p.docx")
@@ -168,21 +168,17 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument(
-        "--systems",
-        type=name_list(PARSERS, "systems"),
-        help=f"comma list (default all: {','.join(PARSERS)})",
+    ap = corpus_parser(
+        __doc__,
+        "systems",
+        PARSERS,
+        timeout=900,
+        docs_help=f"comma list (default: {','.join(LONG_DOCS)})",
     )
-    ap.add_argument("--docs", help=f"comma list (default: {','.join(LONG_DOCS)})")
-    ap.add_argument("--max-pages", type=int, default=0, help="cut PDFs to N pages (0: all)")
-    ap.add_argument("--timeout", type=float, default=900, help="seconds per system and document")
     ap.add_argument("--warm", action="store_true", help="also time a second parse per child")
     ap.add_argument(
         "--repeat", type=int, default=1, help="rounds per system; the fastest counts (noisy hosts)"
     )
-    ap.add_argument("--json", type=Path, help="also write the results here")
     return ap
 
 
@@ -191,16 +187,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     results = run(args)
     print(render(results))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "max_pages": args.max_pages,
-            "warm": args.warm,
-            "repeat": args.repeat,
-            "baseline": BASELINE,
-            "results": results,
-        }
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    payload = {
+        "max_pages": args.max_pages,
+        "warm": args.warm,
+        "repeat": args.repeat,
+        "baseline": BASELINE,
+        "results": results,
+    }
+    write_json(args.json, payload)
     return 0
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.parse_quality import ROOT
+from bench.options import ROOT
 
 TOKENIZER = ROOT / "storage" / "models" / "all-MiniLM-L6-v2-int8" / "tokenizer.json"
 
