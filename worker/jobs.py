@@ -36,8 +36,8 @@ class DocState(BaseModel):
     """One document of a job, as the API and ``chunkweave status`` show it.
 
     ``outcome`` is the pipeline's verdict once done (added/updated/unchanged/deleted);
-    ``error_code`` is a stable reason (a ``ParseError`` code, ``timeout``, ``poison``,
-    ``unavailable``, ``not_found``, ``internal``) and ``error`` its one-line message.
+    ``error_code`` is a stable reason (a :class:`~chunkweave.parsers.errors.ErrorCode`
+    value) and ``error`` its one-line message.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -23,6 +23,7 @@ from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers.document import ParseOptions
+from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedded.weaviate import LocalWeaviate
@@ -203,7 +204,7 @@ def ingest(
             source=p,
             doc_id=doc_id_for(p),
             status="failed",
-            error_code="not_found",
+            error_code=ErrorCode.NOT_FOUND,
             error=f"{p}: no PDF or DOCX file matches",
         )
         for p in unmatched

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.worker.jobs import Action
+from chunkweave.worker.jobs import Action, as_text
 
 if TYPE_CHECKING:
     import redis
@@ -61,6 +61,35 @@ class Submitter(Protocol):
     def submit(self, items: Iterable[tuple[str, Action]]) -> str:
         """Create a job for the items and send its tasks; return the job id."""
         ...
+
+
+def remembered(submitter: Submitter, key: str) -> dict[str, str]:
+    """Return what a watcher last enqueued, source -> version, from the Redis hash ``key``."""
+    raw = submitter.redis.hgetall(key)
+    return {as_text(k): as_text(v) for k, v in raw.items()}
+
+
+def submit_and_remember(
+    submitter: Submitter, key: str, items: list[tuple[str, Action]], versions: dict[str, str]
+) -> str | None:
+    """Enqueue ``items`` as one job, then record them in the Redis hash ``key``.
+
+    Deleted sources leave the hash; ingested ones record their version (an mtime and
+    size, an ETag) when ``versions`` has it. The hash is written after the job is
+    enqueued, so a watcher killed in between enqueues again on restart (at least once:
+    the pipeline makes the repeat a no-op). Returns the job id, or None for no items.
+    """
+    if not items:
+        return None
+    job_id = submitter.submit(items)
+    pipe = submitter.redis.pipeline(transaction=False)
+    for source, action in items:
+        if action == "delete":
+            pipe.hdel(key, source)
+        elif versions.get(source):
+            pipe.hset(key, source, versions[source])
+    pipe.execute()
+    return job_id
 
 
 class Watcher(Protocol):

@@ -48,8 +48,15 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from chunkweave.worker.jobs import Action, as_text
-from chunkweave.worker.sources.base import SourceNotFoundError, Submitter, Watcher, wanted
+from chunkweave.worker.jobs import Action
+from chunkweave.worker.sources.base import (
+    SourceNotFoundError,
+    Submitter,
+    Watcher,
+    remembered,
+    submit_and_remember,
+    wanted,
+)
 
 if TYPE_CHECKING:
     from chunkweave.worker.settings import Settings
@@ -171,8 +178,7 @@ class FolderWatcher:
     # -- decisions -----------------------------------------------------------------
 
     def _known(self) -> dict[str, str]:
-        raw = self.enq.redis.hgetall(self.state_key)
-        return {as_text(k): as_text(v) for k, v in raw.items()}
+        return remembered(self.enq, self.state_key)
 
     def reconcile(self) -> str | None:
         """Enqueue what changed since the last enqueue; return the job id, if any."""
@@ -192,16 +198,9 @@ class FolderWatcher:
         return self._submit(items, current)
 
     def _submit(self, items: list[tuple[str, Action]], stamps: dict[str, str]) -> str | None:
-        if not items:
+        job_id = submit_and_remember(self.enq, self.state_key, items, stamps)
+        if job_id is None:
             return None
-        job_id = self.enq.submit(items)
-        pipe = self.enq.redis.pipeline(transaction=False)
-        for path, action in items:
-            if action == "delete":
-                pipe.hdel(self.state_key, path)
-            elif stamps.get(path):
-                pipe.hset(self.state_key, path, stamps[path])
-        pipe.execute()
         log.info("watch %s: job %s with %d document(s)", self.root, job_id, len(items))
         self.jobs.append(job_id)
         return job_id

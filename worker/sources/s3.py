@@ -28,8 +28,15 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from chunkweave.worker.jobs import Action, as_text
-from chunkweave.worker.sources.base import SourceNotFoundError, Submitter, Watcher, wanted
+from chunkweave.worker.jobs import Action
+from chunkweave.worker.sources.base import (
+    SourceNotFoundError,
+    Submitter,
+    Watcher,
+    remembered,
+    submit_and_remember,
+    wanted,
+)
 
 if TYPE_CHECKING:
     from chunkweave.worker.settings import S3Config, Settings
@@ -126,22 +133,14 @@ class BucketWatcher:
     def poll(self) -> str | None:
         """One listing pass; returns the id of the job it enqueued, if any."""
         listed = dict(iter_s3(self.client, self.uri))
-        raw = self.enq.redis.hgetall(self.ledger_key)
-        ledger = {as_text(k): as_text(v) for k, v in raw.items()}
+        ledger = remembered(self.enq, self.ledger_key)
         items: list[tuple[str, Action]] = [
             (uri, "ingest") for uri, etag in sorted(listed.items()) if ledger.get(uri) != etag
         ]
         items += [(uri, "delete") for uri in sorted(set(ledger) - set(listed))]
-        if not items:
+        job_id = submit_and_remember(self.enq, self.ledger_key, items, listed)
+        if job_id is None:
             return None
-        job_id = self.enq.submit(items)
-        pipe = self.enq.redis.pipeline(transaction=False)
-        for uri, action in items:
-            if action == "delete":
-                pipe.hdel(self.ledger_key, uri)
-            else:
-                pipe.hset(self.ledger_key, uri, listed[uri])
-        pipe.execute()
         log.info("watch %s: job %s with %d object(s)", self.uri, job_id, len(items))
         self.jobs.append(job_id)
         return job_id
