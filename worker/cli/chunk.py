@@ -17,13 +17,13 @@ from chunkweave.chunking import (
 )
 from chunkweave.chunking.models import Strategy, TokenCounter
 from chunkweave.parsers import ParsedDocument, parse_document
+from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
 
 STRATEGIES = list(get_args(Strategy))
-DOC_SUFFIXES = (".pdf", ".docx")
 #: Strategies ``eval`` compares when none is given (``semantic`` is opt-in: slow).
 DEFAULT_EVAL_STRATEGIES = ("elements", "headings", "fixed", "recursive", "sentences")
 
@@ -248,7 +248,7 @@ def _doc_id(path: str) -> str:
 
 
 def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
-    files = sorted(p for p in docs_dir.iterdir() if p.suffix.lower() in DOC_SUFFIXES)
+    files = sorted(p for p in docs_dir.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES)
     if None not in named:
         missing = sorted(str(n) for n in named if not (docs_dir / str(n)).is_file())
         if missing:

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import ChunkOptions, Strategy
-from chunkweave.parsers.document import ParseOptions
+from chunkweave.parsers.document import SUPPORTED_SUFFIXES, ParseOptions
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
@@ -34,7 +34,6 @@ from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, Weav
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 
-SUFFIXES = (".pdf", ".docx")
 _INT_PROPS = frozenset(
     {"page_start", "page_end", "chunk_index", "token_count", "table_row_start", "table_row_end"}
 )
@@ -70,7 +69,7 @@ def expand_paths(patterns: Sequence[str]) -> tuple[list[Path], list[str]]:
     for pattern in patterns:
         path = Path(pattern).expanduser()
         if path.is_dir():
-            hits = sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES)
+            hits = sorted(p for p in path.rglob("*") if p.suffix.lower() in SUPPORTED_SUFFIXES)
         elif path.is_file():
             hits = [path]
         else:

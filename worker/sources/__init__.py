@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chunkweave.worker.sources.base import (
-    DOC_SUFFIXES,
     Source,
     SourceNotFoundError,
     Submitter,
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
     from chunkweave.worker.settings import Settings
 
 __all__ = [
-    "DOC_SUFFIXES",
     "SCHEMES",
     "Source",
     "SourceNotFoundError",

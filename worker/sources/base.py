@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
+from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.worker.jobs import Action, as_text
 
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 
     from chunkweave.worker.settings import Settings
 
-#: File suffixes the service picks up when walking folders and prefixes.
-DOC_SUFFIXES = frozenset({".pdf", ".docx"})
 _TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".partial", "~")
 
 
@@ -42,7 +41,7 @@ def wanted(name: str) -> bool:
     base = PurePosixPath(name).name
     if base.startswith((".", "~$")) or base.endswith(_TEMP_SUFFIXES):
         return False
-    return PurePosixPath(base).suffix.lower() in DOC_SUFFIXES
+    return PurePosixPath(base).suffix.lower() in SUPPORTED_SUFFIXES
 
 
 class Submitter(Protocol):
