@@ -35,10 +35,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from chunkweave.storage.local_weaviate import LocalWeaviate, die_with_parent  # noqa: E402
+from chunkweave.storage.embedded.process import die_with_parent  # noqa: E402
+from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
+from chunkweave.worker.embedded.redis_server import LocalRedis  # noqa: E402
 from chunkweave.worker.enqueue import Enqueuer, expand  # noqa: E402
 from chunkweave.worker.jobs import JobState  # noqa: E402
-from chunkweave.worker.local_redis import LocalRedis  # noqa: E402
 from chunkweave.worker.settings import Settings  # noqa: E402
 
 BIG_PDF = "pdf2image-memory-error-test-400p.pdf"

@@ -72,8 +72,8 @@ if str(REPO) not in sys.path:
 from chunkweave.chunking.models import Chunk  # noqa: E402
 from chunkweave.storage.chunk_schema import CHUNK_PROPERTIES, identity_description  # noqa: E402
 from chunkweave.storage.config import WeaviateConfig  # noqa: E402
+from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
 from chunkweave.storage.ingest import Pipeline  # noqa: E402
-from chunkweave.storage.local_weaviate import LocalWeaviate  # noqa: E402
 from chunkweave.storage.uuids import chunk_uuid  # noqa: E402
 from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
 

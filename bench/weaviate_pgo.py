@@ -4,7 +4,7 @@ Usage: ``python bench/weaviate_pgo.py [--repeats 6] [--json bench/results/weavia
 
 Starts two embedded servers of the pinned version, one built plainly
 (``CHUNKWEAVE_WEAVIATE_PGO=off``, built first if missing) and one built with
-``storage/weaviate.pgo`` (see :mod:`chunkweave.storage.local_weaviate`), and writes
+``storage/weaviate.pgo`` (see :mod:`chunkweave.storage.embedded.weaviate_build`), and writes
 ``bench/upsert.py``'s 4,000 synthetic chunks (384-d random vectors) through
 chunkweave's batch path into a fresh collection on each, alternating which goes
 first, each run after a quiet moment. Reports per build the median chunks/s, the
@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from upsert import DIM, CpuMeter, make_chunks, repeated_upserts  # noqa: E402
 
 from chunkweave.storage.config import WeaviateConfig  # noqa: E402
-from chunkweave.storage.local_weaviate import LocalWeaviate, ensure_binary, pgo_profile  # noqa: E402
+from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
+from chunkweave.storage.embedded.weaviate_build import ensure_binary, pgo_profile  # noqa: E402
 from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
 
 

@@ -2,8 +2,9 @@
 
 Usage: ``python bench/weaviate_profile.py [--out storage/weaviate.pgo] [--rounds 3]``
 
-Starts the embedded Weaviate (whichever binary :mod:`chunkweave.storage.local_weaviate` would
-start) on a temporary data directory and runs chunkweave's own workload against it
+Starts the embedded Weaviate (whichever binary
+:mod:`chunkweave.storage.embedded.weaviate_build` would start) on a temporary data
+directory and runs chunkweave's own workload against it
 while the server's Go CPU profiler (``/debug/pprof/profile``) records:
 
 - per round, ``bench/upsert.py``'s 4,000 synthetic chunks (384-d random vectors)
@@ -15,7 +16,7 @@ while the server's Go CPU profiler (``/debug/pprof/profile``) records:
 
 Writes dominate, as in ingestion. ``go install -pgo=FILE`` then lays out and
 inlines the server's hot paths for this workload (see
-:func:`chunkweave.storage.local_weaviate.build`);
+:func:`chunkweave.storage.embedded.weaviate_build.build`);
 a profile taken from a binary that was itself built with PGO is fine to reuse. Re-record
 after changing the pinned Weaviate version: the profile refers to its functions.
 """
@@ -39,7 +40,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from upsert import DIM, make_chunks  # noqa: E402
 
 from chunkweave.storage.config import WeaviateConfig  # noqa: E402
-from chunkweave.storage.local_weaviate import PGO_PROFILE, LocalWeaviate  # noqa: E402
+from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
+from chunkweave.storage.embedded.weaviate_build import PGO_PROFILE  # noqa: E402
 from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
 
 

@@ -13,7 +13,7 @@ class WeaviateConfig(BaseModel):
     """Where and how to reach Weaviate.
 
     ``url`` ``None`` means "no server configured": the CLI then starts the embedded
-    local Weaviate (see ``chunkweave.storage.local_weaviate``) with data under ``data_dir``.
+    local Weaviate (see ``chunkweave.storage.embedded.weaviate``) with data under ``data_dir``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
