@@ -1,4 +1,4 @@
-"""The ingest pipeline: one document from file to Weaviate, incrementally.
+"""The ingest pipeline: one document from file to the vector store, incrementally.
 
 ``Pipeline.ingest`` is the whole job for one file; the worker's Celery tasks and the
 ``chunkweave ingest`` command are thin shells over it. The order of writes is the
@@ -14,15 +14,16 @@ contract that keeps a document searchable at every moment:
 A crash between 2 and 4 leaves the old chunks plus some new ones (never none); the
 re-run finds the ledger out of date, re-embeds nothing already stored and finishes.
 Failures are returned as a ``failed`` :class:`DocOutcome` and recorded in the ledger
-(best effort: when Weaviate itself is down, only the outcome carries the failure).
+(best effort: when the store itself is down, only the outcome carries the failure).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,11 +33,19 @@ from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.models import Chunk, ChunkOptions
 from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
 from chunkweave.parsers.document import file_sha1
+from chunkweave.parsers.errors import ErrorCode
+from chunkweave.storage.chunk_schema import EmbedderIdentity
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
-from chunkweave.storage.ledger import Ledger, LedgerEntry
+from chunkweave.storage.embedders.errors import EmbedderError
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.ledger import LedgerEntry
+from chunkweave.storage.protocols import ChunkStore, DocumentLedger
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.storage.weaviate_store import WeaviateStore
+
+if TYPE_CHECKING:
+    from chunkweave.storage.protocols import IngestPipeline
 
 OutcomeStatus = Literal["added", "updated", "unchanged", "deleted", "failed"]
 log = logging.getLogger(__name__)
@@ -57,7 +66,7 @@ class DocOutcome(BaseModel):
     chunks_added: int = 0
     chunks_unchanged: int = 0
     chunks_deleted: int = 0
-    error_code: str | None = None
+    error_code: ErrorCode | None = None
     error: str | None = None
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
@@ -90,19 +99,23 @@ def doc_id_for(source: str | Path) -> str:
 class Pipeline:
     """Ingest documents into one store with one embedder (both created once per process).
 
-    ``chunk_opts`` are resolved against the embedder's input limit here
-    (:func:`chunkweave.chunking.api.resolve_options`), so no chunk is ever truncated by the
-    embedder and the chunker fingerprint (and every chunk ID) records the real budget.
+    Implements :class:`chunkweave.storage.protocols.IngestPipeline` on any
+    :class:`~chunkweave.storage.protocols.ChunkStore` and
+    :class:`~chunkweave.storage.protocols.DocumentLedger` (default: the store's own,
+    ``store.open_ledger()``). ``chunk_opts`` are resolved against the embedder's input
+    limit here (:func:`chunkweave.chunking.api.resolve_options`), so no chunk is ever
+    truncated by the embedder and the chunker fingerprint (and every chunk ID) records
+    the real budget.
     """
 
     def __init__(
         self,
         *,
-        store: WeaviateStore,
+        store: ChunkStore,
         embedder: Embedder,
         parse_opts: ParseOptions | None = None,
         chunk_opts: ChunkOptions | None = None,
-        ledger: Ledger | None = None,
+        ledger: DocumentLedger | None = None,
     ) -> None:
         identity = EmbedderIdentity(embedder.name, embedder.dimension)
         if store.identity != identity:
@@ -113,8 +126,12 @@ class Pipeline:
         self.chunk_opts = resolve_options(chunk_opts or ChunkOptions(), embedder.max_tokens)
         self.fingerprint = chunker_fingerprint(self.chunk_opts, embedder.name)
         self.embedder_id = str(identity)
-        self.ledger = ledger or Ledger(store)
+        self.ledger = ledger or store.open_ledger()
         self.ledger.ensure_schema()
+
+    def close(self) -> None:
+        """Close the store's connection (the embedder belongs to whoever passed it in)."""
+        self.store.close()
 
     # -- whole documents ---------------------------------------------------------------
 
@@ -141,9 +158,11 @@ class Pipeline:
             doc = parse_document(path, self.parse_opts)
         except ParseError as err:
             return self._failed(source, doc_id, err.code, str(err), started)
-        except OSError as err:
+        except OSError as err:  # hashing the file: the parser would say the same
             reason = err.strerror or type(err).__name__
-            return self._failed(source, doc_id, "unreadable", f"{path}: {reason}", started)
+            missing = isinstance(err, FileNotFoundError)
+            code = ErrorCode.NOT_FOUND if missing else ErrorCode.PARSE_ERROR
+            return self._failed(source, doc_id, code, f"{path}: {reason}", started)
         except StoreError as err:
             return self._failed(source, doc_id, err.code, str(err), started)
         return self._ingest_parsed(doc, source, doc_id, started)
@@ -184,26 +203,20 @@ class Pipeline:
         pages = doc.page_count or 0
         try:
             previous = self.ledger.get(doc_id)
-            embed = (
-                self.embedder.embed_documents if self.chunk_opts.strategy == "semantic" else None
-            )
-            chunks = chunk_document(
-                doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
-            )
+            chunks = self.chunk(doc, source=source, doc_id=doc_id)
             if not chunks:
                 reason = f"{source}: no chunks (document has no text content)"
-                return self._failed(source, doc_id, "empty", reason, started, doc.warnings)
+                return self._failed(source, doc_id, ErrorCode.EMPTY, reason, started, doc.warnings)
             written = self.upsert_chunks(chunks)
             deleted = self.prune(doc_id, written.uuids)
             self.record_ok(doc_id, source, doc.sha1, pages, len(written.uuids))
-        except ParseError as err:
-            return self._failed(source, doc_id, err.code, str(err), started, doc.warnings)
-        except StoreError as err:
+        except (ParseError, StoreError, EmbedderError) as err:
             return self._failed(source, doc_id, err.code, str(err), started, doc.warnings)
         except Exception as err:  # noqa: BLE001 - one bad document must not stop a batch
             log.exception("ingest of %s failed", source)
             reason = f"{source}: {type(err).__name__}: {err}"
-            return self._failed(source, doc_id, "internal_error", reason, started, doc.warnings)
+            code = ErrorCode.INTERNAL
+            return self._failed(source, doc_id, code, reason, started, doc.warnings)
         return DocOutcome(
             source=source,
             doc_id=doc_id,
@@ -233,7 +246,18 @@ class Pipeline:
 
     # -- building blocks (the worker's fan-out reuses them) ------------------------------
 
-    def upsert_chunks(self, chunks: list[Chunk]) -> UpsertResult:
+    def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
+        """Chunk ``doc`` as :meth:`ingest` does: these options, this embedder's counter.
+
+        The semantic strategy embeds sentences through the embedder, so it may raise
+        :class:`EmbedderError` (``transient`` when the embedding service is down).
+        """
+        embed = self.embedder.embed_documents if self.chunk_opts.strategy == "semantic" else None
+        return chunk_document(
+            doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
+        )
+
+    def upsert_chunks(self, chunks: Sequence[Chunk]) -> UpsertResult:
         """Embed and write the chunks not stored yet; leave stored ones untouched.
 
         Chunk UUIDs derive from content, so an existing UUID means an identical chunk
@@ -252,7 +276,7 @@ class Pipeline:
             added=len(new), unchanged=len(chunks) - len(new), uuids=frozenset(uuids)
         )
 
-    def prune(self, doc_id: str, keep: frozenset[str] | set[str]) -> int:
+    def prune(self, doc_id: str, keep: Collection[str]) -> int:
         """Delete the chunks of ``doc_id`` whose UUID is not in ``keep``; return the count."""
         stale = self.store.doc_uuids(doc_id) - set(keep)
         return self.store.delete_ids(stale) if stale else 0
@@ -272,7 +296,11 @@ class Pipeline:
             )
         )
 
-    def record_failed(self, doc_id: str, source: str, code: str, error: str) -> None:
+    def is_recorded(self, doc_id: str) -> bool:
+        """Whether the ledger has an entry for ``doc_id`` (any version, any status)."""
+        return self.ledger.get(doc_id) is not None
+
+    def record_failed(self, doc_id: str, source: str, code: ErrorCode, error: str) -> None:
         """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
 
         Keeps the previous version's ``doc_sha1`` and counts, so the entry still
@@ -293,15 +321,18 @@ class Pipeline:
             and entry.embedder == self.embedder_id
         )
 
-    def _embed(self, chunks: list[Chunk]) -> list[list[float]] | None:
+    def _embed(self, chunks: Sequence[Chunk]) -> list[list[float]] | None:
         if self.embedder.dimension == 0:  # the "none" embedder: Weaviate-side vectors
             return None
         vectors = self.embedder.embed_documents([c.embed_text for c in chunks])
         if len(vectors) != len(chunks):
-            raise StoreError(f"embedder returned {len(vectors)} vectors for {len(chunks)} texts")
+            raise EmbedderError(
+                f"embedder {self.embedder.name} returned {len(vectors)} vectors "
+                f"for {len(chunks)} texts"
+            )
         bad = next((len(v) for v in vectors if len(v) != self.embedder.dimension), None)
         if bad is not None:
-            raise StoreError(
+            raise EmbedderError(
                 f"embedder {self.embedder.name} returned a {bad}-d vector, "
                 f"expected {self.embedder.dimension}-d"
             )
@@ -311,7 +342,7 @@ class Pipeline:
         self,
         source: str,
         doc_id: str,
-        code: str,
+        code: ErrorCode,
         error: str,
         started: float,
         warnings: tuple[str, ...] = (),
@@ -331,12 +362,38 @@ class Pipeline:
         )
 
 
+#: Opens the chunk store for a config and the embedder's identity (connects, creates
+#: its collections, checks the identity), closing what it opened if that fails.
+StoreFactory = Callable[[WeaviateConfig, EmbedderIdentity], ChunkStore]
+
+#: Store kind -> factory. Another vector store is one module with a ``ChunkStore``
+#: (and its ``DocumentLedger``) plus one entry here.
+STORES: dict[str, StoreFactory] = {"weaviate": WeaviateStore.open}
+
+
 def open_pipeline(
     weaviate_cfg: WeaviateConfig,
     embedder: Embedder,
     parse_opts: ParseOptions | None = None,
     chunk_opts: ChunkOptions | None = None,
+    *,
+    store_kind: str = "weaviate",
 ) -> Pipeline:
-    """Connect a store for ``embedder`` and build a :class:`Pipeline` on it."""
-    store = WeaviateStore.open(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
-    return Pipeline(store=store, embedder=embedder, parse_opts=parse_opts, chunk_opts=chunk_opts)
+    """Open the ``store_kind`` store (see :data:`STORES`) and build a :class:`Pipeline` on it."""
+    try:
+        factory = STORES[store_kind]
+    except KeyError:
+        raise ValueError(f"unknown store kind {store_kind!r} (known: {sorted(STORES)})") from None
+    store = factory(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
+    try:
+        return Pipeline(
+            store=store, embedder=embedder, parse_opts=parse_opts, chunk_opts=chunk_opts
+        )
+    except BaseException:
+        store.close()
+        raise
+
+
+if TYPE_CHECKING:
+    # mypy checks that Pipeline implements the protocol the worker is written against.
+    _conforms: type[IngestPipeline] = Pipeline

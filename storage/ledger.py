@@ -1,5 +1,8 @@
 """The document ledger: one object per document in a second Weaviate collection.
 
+:class:`LedgerEntry` is the store-independent record (the pipeline reads and writes
+it through the ``DocumentLedger`` protocol); :class:`WeaviateLedger` keeps it in Weaviate.
+
 Shared state any number of workers can read: which version of each document
 (``doc_sha1``), chunked how (``chunker``) and embedded by what (``embedder``) is
 stored, with how many chunks, and whether the last attempt failed and why. The
@@ -10,15 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import Filter
 from weaviate.collections.classes.data import DataObject
+from weaviate.exceptions import WeaviateBaseError
 
+from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.uuids import ledger_uuid
-from chunkweave.storage.weaviate_store import StoreError, WeaviateStore
+from chunkweave.storage.weaviate_client import WeaviateSession, is_transient
+
+if TYPE_CHECKING:
+    from chunkweave.storage.weaviate_store import WeaviateStore
 
 LedgerStatus = Literal["ok", "failed"]
 
@@ -64,40 +72,40 @@ LEDGER_PROPERTIES: tuple[Property, ...] = (
 )
 
 
-class Ledger:
-    """Read and write ledger entries through a :class:`WeaviateStore`'s client."""
+class WeaviateLedger:
+    """Ledger entries in their own Weaviate collection (``WeaviateConfig.ledger_collection``).
 
-    def __init__(self, store: WeaviateStore) -> None:
-        self.store = store
-        self.cfg = store.cfg
-        self.name = store.cfg.ledger_collection
+    Built from the :class:`WeaviateSession` the chunk store uses (one client per
+    process): see ``WeaviateStore.open_ledger``. Every call is retried through the
+    session, so failures raise :class:`StoreError` or :class:`StoreUnavailableError`.
+    """
+
+    def __init__(self, session: WeaviateSession) -> None:
+        self.session = session
+        self.name = session.cfg.ledger_collection
 
     def ensure_schema(self) -> None:
         """Create the ledger collection if missing (no vectors)."""
-        client = self.store.client
+        collections = self.session.client.collections
 
         def _ensure() -> None:
-            if client.collections.exists(self.name):
+            if collections.exists(self.name):
                 return
-            client.collections.create(
+            collections.create(
                 self.name,
                 description="chunkweave document ledger",
                 properties=list(LEDGER_PROPERTIES),
                 vector_config=Configure.Vectors.self_provided(),
-                multi_tenancy_config=Configure.multi_tenancy(
-                    enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
-                )
-                if self.cfg.multi_tenancy
-                else None,
+                multi_tenancy_config=self.session.multi_tenancy(),
             )
 
-        self.store.retry(f"creating collection {self.name}", _ensure)
-        self.store.ensure_tenant(self.name)
+        self.session.retry(f"creating collection {self.name}", _ensure)
+        self.session.ensure_tenant(self.name)
 
     def get(self, doc_id: str) -> LedgerEntry | None:
         """Return the entry for ``doc_id``, or ``None`` if the document is not known."""
-        coll = self.store.collection(self.name)
-        obj = self.store.retry(
+        coll = self.session.handle(self.name)
+        obj = self.session.retry(
             "ledger read", lambda: coll.query.fetch_object_by_id(ledger_uuid(doc_id))
         )
         return None if obj is None else _entry(obj.properties)
@@ -109,9 +117,9 @@ class Ledger:
         created = previous.created_at if previous and previous.created_at else now
         entry = entry.model_copy(update={"created_at": created, "updated_at": now})
         props = {k: v for k, v in entry.model_dump().items() if v is not None}
-        coll = self.store.collection(self.name)
+        coll = self.session.handle(self.name)
         obj = DataObject(properties=props, uuid=ledger_uuid(entry.doc_id))
-        result = self.store.retry("ledger write", lambda: coll.data.insert_many([obj]))
+        result = self.session.retry("ledger write", lambda: coll.data.insert_many([obj]))
         if result.has_errors:
             reasons = "; ".join(e.message for e in result.errors.values())
             raise StoreError(f"ledger write for {entry.doc_id}: {reasons}")
@@ -119,25 +127,44 @@ class Ledger:
 
     def delete(self, doc_id: str) -> bool:
         """Remove the entry for ``doc_id``; ``True`` if there was one."""
-        coll = self.store.collection(self.name)
+        coll = self.session.handle(self.name)
         return bool(
-            self.store.retry("ledger delete", lambda: coll.data.delete_by_id(ledger_uuid(doc_id)))
+            self.session.retry("ledger delete", lambda: coll.data.delete_by_id(ledger_uuid(doc_id)))
         )
 
     def find_source(self, source: str) -> list[LedgerEntry]:
         """Entries whose ``source`` is exactly ``source``."""
-        coll = self.store.collection(self.name)
+        coll = self.session.handle(self.name)
         where = Filter.by_property("source").equal(source)
-        result = self.store.retry(
+        result = self.session.retry(
             "ledger query", lambda: coll.query.fetch_objects(filters=where, limit=100)
         )
         return [_entry(o.properties) for o in result.objects]
 
     def entries(self) -> Iterator[LedgerEntry]:
-        """Every entry, in no particular order (cursor-paged: no size limit)."""
-        coll = self.store.collection(self.name)
-        for obj in coll.iterator():
-            yield _entry(obj.properties)
+        """Every entry, in no particular order (cursor-paged: no size limit).
+
+        The cursor's pages are fetched as the iteration goes; a failure raises
+        :class:`StoreUnavailableError` (transient) or :class:`StoreError`.
+        """
+        coll = self.session.handle(self.name)
+        try:
+            for obj in coll.iterator():
+                yield _entry(obj.properties)
+        except WeaviateBaseError as err:
+            kind = StoreUnavailableError if is_transient(err) else StoreError
+            raise kind(f"ledger listing: {err}") from err
+
+
+class Ledger(WeaviateLedger):
+    """Transitional: the ledger on ``store``'s session; new code calls ``store.open_ledger()``.
+
+    Kept only for ``chunkweave docs`` (``worker/cli/store.py``), which builds it as
+    ``Ledger(store)``; remove once that command calls ``store.open_ledger()``.
+    """
+
+    def __init__(self, store: WeaviateStore) -> None:
+        super().__init__(store.session)
 
 
 def _entry(props: dict[str, Any]) -> LedgerEntry:

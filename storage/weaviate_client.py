@@ -1,20 +1,24 @@
 """Talking to Weaviate reliably: connect, classify failures, retry with bounded backoff.
 
-Every call the store makes goes through :func:`retrying`: transient failures (server
-down, timeouts) are retried ``WeaviateConfig.retries`` times, then raise
-:class:`StoreUnavailableError`; anything else raises :class:`StoreError` at once.
+Every call the store and the ledger make goes through :func:`retrying` (usually as
+:meth:`WeaviateSession.retry`): transient failures (server down, timeouts) are
+retried ``WeaviateConfig.retries`` times, then raise :class:`StoreUnavailableError`;
+any other Weaviate error raises :class:`StoreError` at once. No weaviate-client
+exception leaves a call made through it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import weaviate
+from weaviate.classes.config import Configure
 from weaviate.classes.init import AdditionalConfig, Auth, Timeout
 from weaviate.collections.classes.data import DataObject
 from weaviate.exceptions import (
@@ -28,27 +32,22 @@ from weaviate.exceptions import (
 )
 
 from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
 from chunkweave.storage.grpc_batch import BatchSender, Item, Pending, Vector
 
+__all__ = [
+    "EmbedderMismatchError",
+    "Pending",
+    "StoreError",
+    "StoreUnavailableError",
+    "WeaviateSession",
+    "connect",
+    "is_transient",
+    "retrying",
+    "send_objects",
+]
+
 T = TypeVar("T")
-
-
-class StoreError(RuntimeError):
-    """A write or read was refused by Weaviate (the message carries its reasons)."""
-
-    code = "store_error"
-
-
-class StoreUnavailableError(StoreError):
-    """Weaviate stayed unreachable (or kept timing out) through every retry."""
-
-    code = "store_unavailable"
-
-
-class EmbedderMismatchError(StoreError):
-    """The collection holds vectors from a different embedder than the configured one."""
-
-    code = "embedder_mismatch"
 
 
 _TRANSIENT = (
@@ -156,6 +155,72 @@ def connect(cfg: WeaviateConfig) -> weaviate.WeaviateClient:
         )
 
     return retrying(cfg, "connecting", _open)
+
+
+class WeaviateSession:
+    """One open client and its config: what the chunk store and the ledger share.
+
+    Gives tenant-scoped collection handles, creates the configured tenant, and runs
+    calls with :func:`retrying` behind a liveness probe. The session owns the client
+    (:meth:`close`).
+    """
+
+    def __init__(self, client: weaviate.WeaviateClient, cfg: WeaviateConfig) -> None:
+        self.client = client
+        self.cfg = cfg
+
+    def close(self) -> None:
+        """Close the client."""
+        self.client.close()
+
+    def live(self) -> bool:
+        """Whether the server answers its liveness endpoint right now."""
+        # Plain HTTP with a short timeout: the client's own check logs noisily when down.
+        url = f"{(self.cfg.url or '').rstrip('/')}/v1/.well-known/live"
+        try:
+            with urllib.request.urlopen(url, timeout=min(5.0, self.cfg.timeout_s)) as resp:
+                return bool(resp.status == 200)
+        except (OSError, ValueError):
+            return False
+
+    def retry(self, what: str, call: Callable[[], T]) -> T:
+        """Run ``call`` with bounded retries, probing liveness first (see :func:`retrying`)."""
+        return retrying(self.cfg, what, call, probe=self.live)
+
+    def handle(self, name: str) -> Any:
+        """Return a handle on collection ``name`` (tenant-scoped when a tenant is set)."""
+        coll = self.client.collections.use(name)
+        return coll.with_tenant(self.cfg.tenant) if self.cfg.tenant else coll
+
+    def multi_tenancy(self) -> Any:
+        """Return the multi-tenancy setting of a new collection (``None``: off)."""
+        if not self.cfg.multi_tenancy:
+            return None
+        return Configure.multi_tenancy(
+            enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
+        )
+
+    def ensure_tenant(self, name: str) -> None:
+        """Create the configured tenant on collection ``name`` if it is missing.
+
+        Writes create tenants automatically but reads on a missing tenant fail, and
+        the pipeline reads (existing ids, ledger) before its first write.
+        """
+        tenant = self.cfg.tenant
+        if not self.cfg.multi_tenancy or not tenant:
+            return
+        tenants = self.client.collections.use(name).tenants
+
+        def _ensure() -> None:
+            if tenants.exists(tenant):
+                return
+            try:
+                tenants.create(tenant)
+            except WeaviateBaseError:
+                if not tenants.exists(tenant):  # another worker may have won the race
+                    raise
+
+        self.retry(f"creating tenant {tenant} on {name}", _ensure)
 
 
 def send_objects(

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import logging
 import time
-import urllib.request
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import weaviate
 from weaviate.classes.config import Configure
@@ -35,15 +33,15 @@ from chunkweave.storage.chunk_schema import (
     parse_schema_version,
 )
 from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
+from chunkweave.storage.hits import Hit, relevance
+from chunkweave.storage.ledger import WeaviateLedger
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate_client import (
-    EmbedderMismatchError,
     Pending,
-    StoreError,
-    StoreUnavailableError,
+    WeaviateSession,
     connect,
     is_transient,
-    retrying,
     send_objects,
 )
 
@@ -63,24 +61,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Most objects one delete/fetch call may touch (Weaviate's QUERY_MAXIMUM_RESULTS default).
-QUERY_MAXIMUM_RESULTS = 10_000
+#: Objects per fetch/delete-by-id call: half of Weaviate's default QUERY_MAXIMUM_RESULTS.
 _PAGE = 5_000
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result."""
-
-    uuid: str
-    score: float | None
-    text: str
-    heading_path: tuple[str, ...]
-    pages: tuple[int, ...]
-    source: str
-    doc_id: str
-    type: str
 
 
 class WeaviateStore:
@@ -95,6 +77,7 @@ class WeaviateStore:
     ) -> None:
         if cfg.multi_tenancy and not cfg.tenant:
             raise StoreError("multi_tenancy is on but no tenant is configured")
+        self.session = WeaviateSession(client, cfg)
         self.client = client
         self.cfg = cfg
         self.identity = identity
@@ -117,49 +100,16 @@ class WeaviateStore:
         return store
 
     def close(self) -> None:
-        """Close the client."""
-        self.client.close()
+        """Close the client (the ledger opened on this store shares it)."""
+        self.session.close()
 
-    def live(self) -> bool:
-        """Whether the server answers its liveness endpoint right now."""
-        # Plain HTTP with a short timeout: the client's own check logs noisily when down.
-        url = f"{(self.cfg.url or '').rstrip('/')}/v1/.well-known/live"
-        try:
-            with urllib.request.urlopen(url, timeout=min(5.0, self.cfg.timeout_s)) as resp:
-                return bool(resp.status == 200)
-        except (OSError, ValueError):
-            return False
+    def open_ledger(self) -> WeaviateLedger:
+        """Return the document ledger on this store's client (its own collection)."""
+        return WeaviateLedger(self.session)
 
-    def retry(self, what: str, call: Callable[[], T]) -> T:
-        """Run ``call`` with bounded retries, probing liveness first (see :func:`retrying`)."""
-        return retrying(self.cfg, what, call, probe=self.live)
-
-    def ensure_tenant(self, name: str) -> None:
-        """Create the configured tenant on collection ``name`` if it is missing.
-
-        Writes create tenants automatically but reads on a missing tenant fail, and
-        the pipeline reads (existing ids, ledger) before its first write.
-        """
-        tenant = self.cfg.tenant
-        if not self.cfg.multi_tenancy or not tenant:
-            return
-        tenants = self.client.collections.use(name).tenants
-
-        def _ensure() -> None:
-            if tenants.exists(tenant):
-                return
-            try:
-                tenants.create(tenant)
-            except WeaviateBaseError:
-                if not tenants.exists(tenant):  # another worker may have won the race
-                    raise
-
-        self.retry(f"creating tenant {tenant} on {name}", _ensure)
-
-    def collection(self, name: str | None = None) -> Any:
-        """Return a collection handle (tenant-scoped when multi-tenancy is on)."""
-        handle = self.client.collections.use(name or self.cfg.collection)
-        return handle.with_tenant(self.cfg.tenant) if self.cfg.tenant else handle
+    def collection(self) -> Any:
+        """Return a handle on the chunk collection (tenant-scoped when a tenant is set)."""
+        return self.session.handle(self.cfg.collection)
 
     def ensure_schema(self) -> None:
         """Create the chunk collection if missing; refuse one it cannot safely use.
@@ -190,11 +140,7 @@ class WeaviateStore:
                             dynamic_ef_min=self.cfg.hnsw_dynamic_ef_min,
                         )
                     ),
-                    multi_tenancy_config=Configure.multi_tenancy(
-                        enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
-                    )
-                    if self.cfg.multi_tenancy
-                    else None,
+                    multi_tenancy_config=self.session.multi_tenancy(),
                 )
                 return SCHEMA_VERSION, self.cfg.keyword_index
             config = self.client.collections.use(name).config.get(simple=True)
@@ -216,8 +162,8 @@ class WeaviateStore:
             return parse_schema_version(config.description), keyword
 
         try:
-            version, self.keyword_index = self.retry(f"creating collection {name}", _ensure)
-            self.ensure_tenant(name)
+            version, self.keyword_index = self.session.retry(f"creating collection {name}", _ensure)
+            self.session.ensure_tenant(name)
         except WeaviateBaseError as err:
             raise StoreError(f"creating collection {name}: {err}") from err
         self.schema_version = version or SCHEMA_VERSION
@@ -256,7 +202,7 @@ class WeaviateStore:
         delay = 0.5
         for attempt in range(self.cfg.retries + 1):
             # Probe first: on a dead server the client's own gRPC retries take ~15 s.
-            live = self.live()
+            live = self.session.live()
             errors = (
                 send_objects(
                     self.collection(),
@@ -291,8 +237,9 @@ class WeaviateStore:
     def delete_where(self, where: _Filters) -> int:
         """Delete every object matching ``where`` (looping past the per-call cap)."""
         total = 0
+        coll = self.collection()
         while True:
-            result = self.retry("delete", lambda: self.collection().data.delete_many(where=where))
+            result = self.session.retry("delete", lambda: coll.data.delete_many(where=where))
             if result.failed:
                 raise StoreError(f"delete: {result.failed} objects could not be deleted")
             total += result.successful
@@ -346,7 +293,7 @@ class WeaviateStore:
     def count(self, doc_id: str | None = None) -> int:
         """Count the stored chunks (of ``doc_id`` when given)."""
         where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
-        result = self.retry(
+        result = self.session.retry(
             "count",
             lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
         )
@@ -356,7 +303,7 @@ class WeaviateStore:
         return {str(o.uuid) for o in self._fetch(where, limit, [])}
 
     def _fetch(self, where: _Filters, limit: int, props: list[str], sort: bool = False) -> Any:
-        return self.retry(
+        return self.session.retry(
             "query",
             lambda: (
                 self.collection()
@@ -405,11 +352,13 @@ class WeaviateStore:
                 near_vector=list(vector), limit=k, filters=where, return_metadata=meta
             )
 
-        objs = self.retry("search", _run).objects
+        objs = self.session.retry("search", _run).objects
+        by_distance = vector is not None and not (hybrid and self.keyword_index)
         return [
             Hit(
                 uuid=str(o.uuid),
-                score=o.metadata.score if o.metadata.score is not None else o.metadata.distance,
+                score=relevance(o.metadata.score, o.metadata.distance, by_distance=by_distance),
+                distance=o.metadata.distance,
                 text=str(o.properties.get("text", "")),
                 heading_path=tuple(o.properties.get("heading_path") or ()),
                 pages=tuple(int(p) for p in o.properties.get("pages") or ()),

@@ -1,4 +1,5 @@
-"""Helpers for the storage tests: hand-built chunks and a deterministic test embedder.
+"""Helpers for the storage tests: hand-built chunks, a deterministic test embedder, and an
+in-memory store and ledger (the storage protocols without a server).
 
 The embedder here exercises store logic only (its vectors mean nothing); end-to-end
 tests use the real embedder.
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Iterable, Iterator, Sequence
 
 from chunkweave.chunking.models import Chunk
-from chunkweave.storage.weaviate_store import EmbedderIdentity
+from chunkweave.storage.chunk_schema import EmbedderIdentity
+from chunkweave.storage.ledger import LedgerEntry
+from chunkweave.storage.uuids import chunk_uuid
 
 #: The identity every storage test's 16-d deterministic vectors belong to.
 ID16 = EmbedderIdentity("test-embedder", 16)
@@ -73,3 +77,59 @@ class CountingEmbedder:
 def vectors(chunks: list[Chunk], dim: int = 16) -> list[list[float]]:
     """Deterministic vectors for ``chunks`` (from their embed text)."""
     return [det_vector(c.embed_text, dim) for c in chunks]
+
+
+class MemoryLedger:
+    """An in-memory ``DocumentLedger`` (pipeline logic without a server)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, LedgerEntry] = {}
+
+    def ensure_schema(self) -> None:
+        pass
+
+    def get(self, doc_id: str) -> LedgerEntry | None:
+        return self.rows.get(doc_id)
+
+    def put(self, entry: LedgerEntry) -> LedgerEntry:
+        self.rows[entry.doc_id] = entry
+        return entry
+
+    def delete(self, doc_id: str) -> bool:
+        return self.rows.pop(doc_id, None) is not None
+
+    def entries(self) -> Iterator[LedgerEntry]:
+        yield from list(self.rows.values())
+
+
+class MemoryStore:
+    """An in-memory ``ChunkStore``: ``{uuid: (doc_id, vector)}``; its own ledger."""
+
+    def __init__(self, identity: EmbedderIdentity = ID16) -> None:
+        self.identity = identity
+        self.objects: dict[str, tuple[str, Sequence[float] | None]] = {}
+        self.ledger = MemoryLedger()
+        self.closed = False
+
+    def existing(self, uuids: Iterable[str]) -> set[str]:
+        return set(uuids) & set(self.objects)
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
+        for i, c in enumerate(chunks):
+            self.objects[chunk_uuid(c.id)] = (c.doc_id, vectors[i] if vectors else None)
+        return len(chunks)
+
+    def doc_uuids(self, doc_id: str) -> set[str]:
+        return {u for u, (d, _) in self.objects.items() if d == doc_id}
+
+    def delete_ids(self, uuids: Iterable[str]) -> int:
+        return sum(self.objects.pop(u, None) is not None for u in set(uuids))
+
+    def delete_doc(self, doc_id: str) -> int:
+        return self.delete_ids(self.doc_uuids(doc_id))
+
+    def open_ledger(self) -> MemoryLedger:
+        return self.ledger
+
+    def close(self) -> None:
+        self.closed = True

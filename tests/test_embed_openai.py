@@ -22,6 +22,7 @@ from fastapi import FastAPI, Header
 from fastapi.responses import JSONResponse
 from pydantic import SecretStr
 
+from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.embedders.errors import EmbeddingServiceError, TextTooLongError
 from chunkweave.storage.embedders.minilm import MODEL_DIR, MiniLMEmbedder
 from chunkweave.storage.embedders.openai import OpenAIEmbedder
@@ -141,6 +142,7 @@ def test_wrong_api_key_fails_at_once_with_a_clear_error(server) -> None:
         remote.embed_documents(TEXTS[:1])
     message = str(err.value)
     assert err.value.status == 401
+    assert not err.value.transient and err.value.code == ErrorCode.EMBEDDER_ERROR
     assert "HTTP 401" in message and "Incorrect API key" in message and "API key" in message
     assert server.base_url in message
     assert "sk-wrong-key-123" not in message
@@ -149,9 +151,11 @@ def test_wrong_api_key_fails_at_once_with_a_clear_error(server) -> None:
 
 def test_persistent_server_errors_give_up_after_retries(server) -> None:
     server.fail_next[:] = [502] * 10
-    with pytest.raises(EmbeddingServiceError, match=r"gave up after 3 attempts.*HTTP 502"):
+    with pytest.raises(EmbeddingServiceError, match=r"gave up after 3 attempts.*HTTP 502") as err:
         _embedder(server, retries=2).embed_documents(TEXTS[:1])
     assert len(server.requests) == 3
+    assert (err.value.status, err.value.transient) == (502, True)
+    assert err.value.code == ErrorCode.EMBEDDER_UNAVAILABLE
 
 
 def test_timeouts_are_retried_then_reported(server) -> None:
@@ -168,15 +172,21 @@ def test_unreachable_server_is_retried_then_reported() -> None:
     remote = OpenAIEmbedder(
         base_url=f"http://127.0.0.1:{port}/v1", model="m", dimension=384, retries=2, backoff_s=0.01
     )
-    with pytest.raises(EmbeddingServiceError, match=r"gave up after 3 attempts.*ConnectError"):
+    with pytest.raises(
+        EmbeddingServiceError, match=r"gave up after 3 attempts.*ConnectError"
+    ) as err:
         remote.embed_documents(["hello"])
+    assert (err.value.status, err.value.transient) == (None, True)
+    assert err.value.code == ErrorCode.EMBEDDER_UNAVAILABLE
 
 
 def test_dimension_mismatch_is_an_error(server) -> None:
     with pytest.raises(
         EmbeddingServiceError, match=r"returned \[100\]-d vectors.*dimension is 384"
-    ):
+    ) as err:
         _embedder(server, model="wrong-width").embed_documents(TEXTS[:1])
+    # The service answered: asking again gives the same wrong answer.
+    assert not err.value.transient and err.value.code == ErrorCode.EMBEDDER_ERROR
 
 
 def test_too_long_text_is_refused_before_any_request(server) -> None:

@@ -5,11 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from docx import Document
 
-from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.chunking.models import ChunkOptions
+from chunkweave.parsers import parse_document
+from chunkweave.parsers.errors import ErrorCode
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedders import EmbedderError, EmbeddingServiceError
+from chunkweave.storage.errors import StoreUnavailableError
+from chunkweave.storage.ingest import STORES, Pipeline, doc_id_for, open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
-from tests.store_helpers import CountingEmbedder, make_chunk
+from tests.store_helpers import CountingEmbedder, MemoryStore, make_chunk
 
 
 def test_doc_id_for_paths_is_the_absolute_file_uri(tmp_path, monkeypatch):
@@ -23,6 +30,98 @@ def test_doc_id_for_paths_is_the_absolute_file_uri(tmp_path, monkeypatch):
 def test_doc_id_for_uris_keeps_them_with_a_lowercase_scheme():
     assert doc_id_for("S3://bucket/Key.PDF") == "s3://bucket/Key.PDF"
     assert doc_id_for(Path("/x/y.docx")) == "file:///x/y.docx"
+
+
+# -- the pipeline's logic on the in-memory store (no server) ------------------------------
+
+
+def _docx(path: Path, paragraphs: int = 3) -> Path:
+    doc = Document()
+    doc.add_heading("Intro", level=1)
+    for i in range(paragraphs):
+        doc.add_paragraph(f"Paragraph {i} says something about topic {i}. " * 3)
+    doc.save(str(path))
+    return path
+
+
+class FailingEmbedder(CountingEmbedder):
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise self.error
+
+
+def test_ingest_then_unchanged_then_delete_on_any_chunk_store(tmp_path):
+    store = MemoryStore()
+    pipe = Pipeline(store=store, embedder=CountingEmbedder())
+    path = _docx(tmp_path / "a.docx")
+    doc_id = doc_id_for(path)
+    assert not pipe.is_recorded(doc_id)
+    first = pipe.ingest(path)
+    assert first.status == "added" and first.chunks_added == len(store.doc_uuids(doc_id)) > 0
+    assert pipe.is_recorded(doc_id)
+    assert pipe.ingest(path).status == "unchanged"
+    assert pipe.delete(doc_id).chunks_deleted == first.chunks_added
+    assert not pipe.is_recorded(doc_id) and not store.objects
+    pipe.close()
+    assert store.closed
+
+
+@pytest.mark.parametrize("strategy", ["elements", "semantic"])
+def test_chunk_is_what_ingest_stores(tmp_path, strategy):
+    store, embedder = MemoryStore(), CountingEmbedder()
+    pipe = Pipeline(store=store, embedder=embedder, chunk_opts=ChunkOptions(strategy=strategy))
+    path = _docx(tmp_path / "a.docx", paragraphs=6)
+    doc_id = doc_id_for(path)
+    chunks = pipe.chunk(parse_document(path), source=str(path), doc_id=doc_id)
+    if strategy == "semantic":  # its sentence embeddings go through the pipeline's embedder
+        assert embedder.embedded
+    pipe.ingest(path, source=str(path), doc_id=doc_id)
+    assert store.doc_uuids(doc_id) == {chunk_uuid(c.id) for c in chunks}
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (EmbeddingServiceError("down", status=None), ErrorCode.EMBEDDER_UNAVAILABLE),
+        (EmbeddingServiceError("throttled", status=429), ErrorCode.EMBEDDER_UNAVAILABLE),
+        (EmbeddingServiceError("failing", status=503), ErrorCode.EMBEDDER_UNAVAILABLE),
+        (EmbeddingServiceError("refused", status=400), ErrorCode.EMBEDDER_ERROR),
+        (EmbedderError("broken model"), ErrorCode.EMBEDDER_ERROR),
+        (StoreUnavailableError("store down"), ErrorCode.STORE_UNAVAILABLE),
+        (ZeroDivisionError("bug"), ErrorCode.INTERNAL),
+    ],
+)
+def test_failures_are_recorded_with_their_error_code(tmp_path, error, code):
+    store = MemoryStore()
+    pipe = Pipeline(store=store, embedder=FailingEmbedder(error))
+    path = _docx(tmp_path / "a.docx")
+    outcome = pipe.ingest(path)
+    assert (outcome.status, outcome.error_code) == ("failed", code)
+    entry = store.ledger.get(doc_id_for(path))
+    assert entry is not None and (entry.status, entry.error_code) == ("failed", code)
+    transient = code in (ErrorCode.EMBEDDER_UNAVAILABLE, ErrorCode.STORE_UNAVAILABLE)
+    assert getattr(error, "transient", False) is transient
+
+
+def test_missing_file_is_not_found(tmp_path):
+    pipe = Pipeline(store=MemoryStore(), embedder=CountingEmbedder())
+    assert pipe.ingest(tmp_path / "gone.docx").error_code == ErrorCode.NOT_FOUND
+
+
+def test_open_pipeline_picks_the_store_from_the_registry(monkeypatch):
+    weaviate_cfg = WeaviateConfig()
+    store = MemoryStore(EmbedderIdentity("test-embedder", 16))
+    monkeypatch.setitem(STORES, "memory", lambda cfg, identity: store)
+    pipe = open_pipeline(weaviate_cfg, CountingEmbedder(), store_kind="memory")
+    assert pipe.store is store and pipe.ledger is store.ledger
+    with pytest.raises(ValueError, match="unknown store kind 'nope'"):
+        open_pipeline(weaviate_cfg, CountingEmbedder(), store_kind="nope")
+
+
+# -- against the real server ----------------------------------------------------------------
 
 
 @pytest.fixture
@@ -74,6 +173,7 @@ def test_delete_removes_chunks_and_ledger_entry(pipeline):
     chunks = [make_chunk("doc", i) for i in range(12)]
     written = pipeline.upsert_chunks(chunks)
     pipeline.record_ok("doc", "/docs/doc.pdf", "d" * 40, 3, len(written.uuids))
+    assert pipeline.is_recorded("doc")
     outcome = pipeline.delete("doc")
     assert (outcome.status, outcome.chunks_deleted, outcome.source) == (
         "deleted",
@@ -81,7 +181,7 @@ def test_delete_removes_chunks_and_ledger_entry(pipeline):
         "/docs/doc.pdf",
     )
     assert pipeline.store.count("doc") == 0
-    assert pipeline.ledger.get("doc") is None
+    assert pipeline.ledger.get("doc") is None and not pipeline.is_recorded("doc")
 
 
 @pytest.mark.integration

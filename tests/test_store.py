@@ -8,9 +8,11 @@ import uuid
 import pytest
 from weaviate.classes.query import Filter
 
+from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedded.weaviate import LocalWeaviate
-from chunkweave.storage.ledger import Ledger, LedgerEntry
+from chunkweave.storage.hits import relevance
+from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
 from chunkweave.storage.weaviate_store import (
     EmbedderIdentity,
@@ -47,6 +49,29 @@ def test_chunk_uuid_is_deterministic_distinct_and_valid():
 def test_chunk_uuid_rejects_malformed_ids(bad):
     with pytest.raises(ValueError, match="SHA1"):
         chunk_uuid(bad)
+
+
+@pytest.mark.parametrize(
+    ("score", "distance", "by_distance", "expected"),
+    [
+        (None, 0.0, True, 1.0),  # same direction: best
+        (None, 0.25, True, 0.75),
+        (None, 2.0, True, -1.0),  # opposite: worst
+        (0.0, 0.25, True, 0.75),  # vector-only ranks by distance whatever score says
+        (0.8, None, False, 0.8),  # hybrid / BM25 scores are kept
+        (None, None, True, None),
+    ],
+)
+def test_relevance_is_higher_for_better_hits(score, distance, by_distance, expected):
+    assert relevance(score, distance, by_distance=by_distance) == expected
+
+
+def test_store_errors_carry_codes_and_say_which_are_transient():
+    assert (StoreError.code, StoreError("x").transient) == (ErrorCode.STORE_ERROR, False)
+    down = StoreUnavailableError("down")
+    assert (down.code, down.transient) == (ErrorCode.STORE_UNAVAILABLE, True)
+    assert EmbedderMismatchError("x").code == ErrorCode.EMBEDDER_MISMATCH
+    assert not EmbedderMismatchError("x").transient
 
 
 def test_identity_round_trips_through_the_description():
@@ -109,19 +134,27 @@ def test_search_returns_text_heading_path_pages_and_source(store):
     chunks.append(make_chunk("doc-b", 0, text="topic x elsewhere"))
     store.upsert(chunks, vectors(chunks))
     target = chunks[2]
-    hits = store.search("topic z details", det_vector(target.embed_text, 16), k=2, hybrid=False)
+    hits = store.search("topic z details", det_vector(target.embed_text, 16), k=3, hybrid=False)
     assert hits[0].uuid == chunk_uuid(target.id)
+    # Vector-only: score = 1 - cosine distance, best first; the query is the target's vector.
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True) and scores[0] == pytest.approx(1.0, abs=1e-4)
+    assert all(h.score == pytest.approx(1 - h.distance) for h in hits)
     assert (hits[0].text, hits[0].heading_path) == (target.text, target.heading_path)
     assert (hits[0].pages, hits[0].source) == (target.pages, target.source)
     only_b = Filter.by_property("doc_id").equal("doc-b")
     hybrid = store.search("topic x", det_vector("q", 16), k=5, where=only_b)
     assert [h.doc_id for h in hybrid] == ["doc-b"]
     assert [h.text for h in store.search("elsewhere", None, k=3)] == ["topic x elsewhere"]
+    keyword = store.search("x", None)
+    for ranked in (store.search("topic x details", det_vector("q", 16), k=5), keyword):
+        scores = [h.score for h in ranked]  # hybrid fusion / BM25 scores: higher is better
+        assert len(scores) > 1 and scores == sorted(scores, reverse=True)
 
 
 @pytest.mark.integration
 def test_ledger_put_get_list_delete(store):
-    ledger = Ledger(store)
+    ledger = store.open_ledger()
     ledger.ensure_schema()
     assert ledger.get("file:///a") is None
     first = ledger.put(LedgerEntry(doc_id="file:///a", source="/a", status="ok", chunk_count=3))
@@ -180,9 +213,12 @@ def test_server_down_retries_then_fails_clearly_and_recovers(own_weaviate):
     started = time.monotonic()
     with pytest.raises(StoreUnavailableError, match="after 2 retries"):
         st.upsert(chunks[20:], vectors(chunks[20:]))
-    with pytest.raises(StoreUnavailableError):
+    with pytest.raises(StoreUnavailableError) as down:
         st.count()
     assert time.monotonic() - started < 30
+    assert down.value.transient and down.value.code == ErrorCode.STORE_UNAVAILABLE
+    with pytest.raises(StoreUnavailableError):  # the ledger shares the store's retries
+        st.open_ledger().get("doc-a")
     own_weaviate.start()
     st.upsert(chunks[20:], vectors(chunks[20:]))
     assert st.count("doc-a") == 40

@@ -1,10 +1,19 @@
-"""Errors raised by embedders: each names the embedder and the reason."""
+"""Errors raised by embedders: each names the embedder and the reason.
+
+Each carries an :class:`ErrorCode`; ``transient`` is true when trying again later
+may succeed (an embedding service that was down, throttled or failing).
+"""
 
 from __future__ import annotations
+
+from chunkweave.parsers.errors import ErrorCode
 
 
 class EmbedderError(RuntimeError):
     """An embedder could not be built or could not embed (message says why)."""
+
+    code: ErrorCode = ErrorCode.EMBEDDER_ERROR
+    transient: bool = False
 
 
 class EmbedderConfigError(EmbedderError, ValueError):
@@ -30,8 +39,24 @@ class TextTooLongError(EmbedderError, ValueError):
 
 
 class EmbeddingServiceError(EmbedderError):
-    """A remote embedding service failed for good (after retries, or a non-retryable status)."""
+    """A remote embedding service failed for good (after retries, or a non-retryable status).
+
+    ``status`` is the last HTTP status (``None``: no response at all, e.g. refused
+    or timed out). Transient, with code ``EMBEDDER_UNAVAILABLE``, when there was no
+    response or the status was 429 or 5xx; otherwise ``EMBEDDER_ERROR`` (the
+    service refused the request or answered with something unusable).
+    """
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+    @property
+    def transient(self) -> bool:  # type: ignore[override]
+        """Whether the service may well answer if asked again later."""
+        return self.status is None or self.status == 429 or self.status >= 500
+
+    @property
+    def code(self) -> ErrorCode:  # type: ignore[override]
+        """``EMBEDDER_UNAVAILABLE`` when :attr:`transient`, else ``EMBEDDER_ERROR``."""
+        return ErrorCode.EMBEDDER_UNAVAILABLE if self.transient else ErrorCode.EMBEDDER_ERROR

@@ -43,7 +43,9 @@ class OpenAIEmbedder:
       ``retries`` times with exponential backoff and jitter (``Retry-After`` is
       honoured, capped at ``max_backoff_s``); any other status fails at once.
       Either way the raised :class:`EmbeddingServiceError` names the URL, status
-      and the server's reason; the API key never appears in it.
+      and the server's reason (the API key never appears in it) and carries the
+      last status: ``transient`` when the service never answered or last answered
+      429 or 5xx.
     - Checks every response: one vector per text, each of ``dimension`` floats.
     - ``count`` is exact when ``tokenizer_path`` names the model's local
       ``tokenizer.json``; otherwise it is :func:`approx_token_count`, an
@@ -130,16 +132,17 @@ class OpenAIEmbedder:
     def _request(self, batch: list[str]) -> list[list[float]]:
         payload = {"model": self.model, "input": batch, "encoding_format": "float"}
         last = ""
+        status: int | None = None  # of the last response; None: no response at all
         for attempt in range(self.retries + 1):
             delay: float | None = None
             try:
                 resp = self._http().post(self.url, json=payload)
             except httpx.TransportError as exc:  # timeouts, refused/reset connections
-                last = f"{type(exc).__name__}: {exc or 'no detail'}"
+                last, status = f"{type(exc).__name__}: {exc or 'no detail'}", None
             else:
                 if resp.status_code == 200:
                     return self._parse(resp, len(batch))
-                last = _describe(resp)
+                last, status = _describe(resp), resp.status_code
                 if resp.status_code not in _RETRYABLE and resp.status_code < 500:
                     raise EmbeddingServiceError(f"{self.url}: {last}", resp.status_code)
                 delay = _retry_after(resp)
@@ -147,7 +150,7 @@ class OpenAIEmbedder:
                 backoff = self._backoff_s * 2**attempt * (0.5 + random.random() / 2)
                 time.sleep(min(self._max_backoff_s, delay if delay is not None else backoff))
         raise EmbeddingServiceError(
-            f"{self.url}: gave up after {self.retries + 1} attempts; last error: {last}"
+            f"{self.url}: gave up after {self.retries + 1} attempts; last error: {last}", status
         )
 
     def _parse(self, resp: httpx.Response, expected: int) -> list[list[float]]:
@@ -156,17 +159,19 @@ class OpenAIEmbedder:
             vectors = [[float(x) for x in item["embedding"]] for item in items]
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbeddingServiceError(
-                f"{self.url}: response is not an embeddings list ({type(exc).__name__}: {exc})"
+                f"{self.url}: response is not an embeddings list ({type(exc).__name__}: {exc})",
+                resp.status_code,
             ) from exc
         if len(vectors) != expected:
             raise EmbeddingServiceError(
-                f"{self.url}: sent {expected} texts, got {len(vectors)} vectors"
+                f"{self.url}: sent {expected} texts, got {len(vectors)} vectors", resp.status_code
             )
         widths = {len(v) for v in vectors}
         if widths != {self.dimension}:
             raise EmbeddingServiceError(
                 f"{self.url}: model {self.model!r} returned {sorted(widths)}-d vectors, "
-                f"configured dimension is {self.dimension}"
+                f"configured dimension is {self.dimension}",
+                resp.status_code,
             )
         return vectors
 

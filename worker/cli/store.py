@@ -286,8 +286,10 @@ def search(query: str, k: int, filters: tuple[str, ...], hybrid: bool, as_json: 
         click.echo("no results")
     for rank, hit in enumerate(hits, 1):
         pages = ",".join(map(str, hit.pages)) or "-"
+        # score: higher is better (hybrid/BM25 score, or 1 - cosine distance by vector)
         score = f"{hit.score:.3f}" if hit.score is not None else "-"
-        click.echo(f"[{rank}] {hit.source}  pages {pages}  score {score}")
+        distance = f"  distance {hit.distance:.3f}" if hit.distance is not None else ""
+        click.echo(f"[{rank}] {hit.source}  pages {pages}  score {score}{distance}")
         if hit.heading_path:
             click.echo("    " + " > ".join(hit.heading_path))
         click.echo("    " + hit.text.replace("\n", "\n    "))

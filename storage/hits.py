@@ -1,0 +1,38 @@
+"""Search results, whatever the store: one :class:`Hit` per chunk, best first."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result.
+
+    ``score`` is always "higher is better" (see :func:`relevance`); ``distance`` is
+    the vector distance when the store reported one (cosine: 0 same direction, 2
+    opposite), else ``None``.
+    """
+
+    uuid: str
+    score: float | None
+    text: str
+    heading_path: tuple[str, ...]
+    pages: tuple[int, ...]
+    source: str
+    doc_id: str
+    type: str
+    distance: float | None = None
+
+
+def relevance(score: float | None, distance: float | None, *, by_distance: bool) -> float | None:
+    """Return a "higher is better" score for one result.
+
+    A vector-only search ranks by cosine ``distance``: its score is the cosine
+    similarity ``1 - distance`` (1 best, -1 worst). Hybrid and keyword searches
+    already report a higher-is-better ``score`` (fusion or BM25), returned as is.
+    ``None`` when the needed value is missing.
+    """
+    if by_distance:
+        return None if distance is None else 1.0 - distance
+    return score
