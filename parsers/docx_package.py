@@ -7,7 +7,9 @@ it happens (declared sizes can lie), refuses any XML with a DTD (OOXML never has
 one, and DTDs are where entity expansion and external entities live), and parses
 with entity resolution, network access and huge-tree mode off, so libxml2's own
 depth limit applies. Violations raise :class:`UnsafeDocumentError`; unreadable
-containers raise :class:`CorruptDocumentError`.
+containers raise :class:`CorruptDocumentError`. Parts written in Strict Open XML
+are returned in the transitional vocabulary (:mod:`chunkweave.parsers.docx_strict`),
+so the readers know one set of names.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from lxml import etree
 
+from chunkweave.parsers.docx_strict import STRICT_MARKER, to_transitional
 from chunkweave.parsers.errors import CorruptDocumentError, UnsafeDocumentError
 
 NS = {
@@ -37,7 +40,6 @@ NS = {
 _OFFICE_DOCUMENT = (
     "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument"
 )
-_STRICT_OFFICE_DOCUMENT = "http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument"
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class DocxPackage:
             raise CorruptDocumentError(self.path, f"damaged or truncated ZIP ({err})") from err
         self._infos = {info.filename: info for info in self._zip.infolist()}
         self._read_total = 0
+        #: Set once a part written in Strict Open XML has been read.
+        self.strict = False
         self._check_directory()
         self.main_part = self._find_main_part()
 
@@ -126,6 +130,9 @@ class DocxPackage:
             raise CorruptDocumentError(self.path, f"{name} is not well-formed XML ({msg})") from err
         if root.getroottree().docinfo.doctype:
             raise self._dtd_error(name)
+        if STRICT_MARKER in data:
+            self.strict = True
+            to_transitional(root)
         return root
 
     def _dtd_error(self, name: str) -> UnsafeDocumentError:
@@ -213,7 +220,7 @@ class DocxPackage:
         root = self.xml("_rels/.rels")
         if root is not None:
             for rel in root.iter(f"{{{NS['pr']}}}Relationship"):
-                if rel.get("Type") in (_OFFICE_DOCUMENT, _STRICT_OFFICE_DOCUMENT):
+                if rel.get("Type") == _OFFICE_DOCUMENT:
                     name = rel.get("Target", "").lstrip("/")
                     if name in self._infos:
                         return name
