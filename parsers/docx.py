@@ -31,7 +31,7 @@ from pathlib import Path
 from lxml import etree
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
-from chunkweave.parsers.docx_blocks import Block, BlockReader
+from chunkweave.parsers.docx_blocks import MAX_NESTING, Block, BlockReader
 from chunkweave.parsers.docx_numbering import Numbering
 from chunkweave.parsers.docx_package import NS, DocxPackage
 from chunkweave.parsers.docx_styles import StyleSheet
@@ -91,6 +91,11 @@ def parse_docx(path: str | Path, opts: ParseOptions) -> ParsedDocument:
     if not elements:
         raise EmptyDocumentError(str(path), "the document contains no text, tables or figures")
     warnings = []
+    if reader.reader.flattened:
+        warnings.append(
+            f"{reader.reader.flattened} table cell(s) or text box(es) nested more than "
+            f"{MAX_NESTING} deep were flattened into the text of their enclosing cell"
+        )
     if page_count is None:
         warnings.append("no page-break markers in the DOCX: page numbers are unknown (null)")
     return ParsedDocument(

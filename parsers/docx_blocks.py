@@ -23,12 +23,13 @@ from chunkweave.parsers.docx_styles import StyleInfo, StyleSheet, num_pr_value, 
 from chunkweave.parsers.docx_tables import flatten_rows, read_table
 from chunkweave.parsers.docx_text import PageCounter, ParaContent, ParagraphReader, RunStyle
 from chunkweave.parsers.elements import ElementType, table_text
-from chunkweave.parsers.errors import UnsafeDocumentError
 
 W = f"{{{NS['w']}}}"
 MC = f"{{{NS['mc']}}}"
 
-#: Tables and text boxes nested deeper than this are refused as hostile.
+#: Tables and text boxes nested deeper than this are not read as structure: their
+#: content is flattened into the text of the enclosing cell (with a warning). What
+#: bounds hostile depth is the XML parser's own depth limit (see ``docx_package``).
 MAX_NESTING = 32
 
 # "Table 3: ...", "Figure 2.", "Fig. 4 -": a number followed by punctuation, so prose
@@ -87,6 +88,8 @@ class BlockReader:
         self.notes = notes
         self.paragraphs = ParagraphReader(styles, pages)
         self._note_numbers: dict[tuple[str, str], int] = {}
+        #: How many containers deeper than MAX_NESTING were flattened to text.
+        self.flattened = 0
 
     def blocks(
         self, container: etree._Element, count_pages: bool, depth: int = 0
@@ -94,12 +97,16 @@ class BlockReader:
         """Yield the blocks of ``container``'s children in reading order.
 
         ``count_pages`` is false for parts outside the body's page flow (headers,
-        footers, notes, text boxes). ``depth`` counts nested tables and text boxes.
+        footers, notes, text boxes). ``depth`` counts nested tables and text boxes;
+        beyond :data:`MAX_NESTING` the container's whole content is yielded as one
+        paragraph of plain text (:meth:`flat_text`) and :attr:`flattened` counts it.
         """
         if depth > MAX_NESTING:
-            raise UnsafeDocumentError(
-                self.path, f"tables/text boxes nested more than {MAX_NESTING} deep"
-            )
+            text = self.flat_text(container)
+            self.flattened += 1
+            if text:
+                yield Block(type="paragraph", text=text, page=None)
+            return
         for child in container:
             tag = child.tag
             if tag == f"{W}p":
@@ -114,6 +121,22 @@ class BlockReader:
                 choice = child.find(f"{MC}Choice")
                 if choice is not None:
                     yield from self.blocks(choice, count_pages, depth)
+
+    def flat_text(self, container: etree._Element) -> str:
+        """Return the visible text of every paragraph under ``container``, space-joined.
+
+        Iterative, so any depth the XML parser accepted is read without recursion
+        through tables; VML fallback copies of shapes are skipped (their DrawingML
+        twin is read).
+        """
+        texts: list[str] = []
+        for p in container.iter(f"{W}p"):
+            if any(a.tag == f"{MC}Fallback" for a in p.iterancestors()):
+                continue
+            text = self.paragraphs.read(p, RunStyle(), count_pages=False).text
+            if text:
+                texts.append(" ".join(text.split()))
+        return " ".join(texts)
 
     def _table(self, tbl: etree._Element, count_pages: bool, depth: int) -> Iterator[Block]:
         cells = tbl.findall(f"{W}tr/{W}tc")
