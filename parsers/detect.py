@@ -3,24 +3,32 @@
 :func:`detect_format` returns ``"pdf"`` or ``"docx"`` or raises a typed error that
 says what the file looks like instead ("looks like a legacy Word .doc (OLE2), not
 DOCX"). It reads at most the first KiB for magic numbers, the ZIP central directory
-for OOXML packages, and, for OLE2 compound files only, scans the file for the stream
-names that tell an encrypted OOXML package from a legacy Office binary.
+for OOXML packages (and at most :data:`MIMETYPE_MAX_BYTES` of an ODF ``mimetype``
+entry, after checking its declared size: detection runs before the zip-bomb checks
+of the DOCX reader, so no entry is ever read whole here), and, for OLE2 compound
+files only, scans the file for the stream names that tell an encrypted OOXML
+package from a legacy Office binary.
 """
 
 from __future__ import annotations
 
 import zipfile
+import zlib
 from pathlib import Path
 
 from chunkweave.parsers.document import DocFormat
 from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EncryptedDocumentError,
+    UnsafeDocumentError,
     UnsupportedFormatError,
 )
 
 #: A PDF header may follow leading junk; readers accept it within the first KiB.
 PDF_SEARCH_WINDOW = 1024
+#: An ODF/EPUB ``mimetype`` entry holds one short media type (under 50 bytes); one
+#: that declares more than this is refused, and no more than this is ever read.
+MIMETYPE_MAX_BYTES = 256
 _PDF_MAGIC = b"%PDF-"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -69,6 +77,7 @@ def detect_format(path: str | Path) -> DocFormat:
         EncryptedDocumentError: a password-protected OOXML package (an OLE2 container
             holding an ``EncryptionInfo`` stream).
         CorruptDocumentError: a ZIP container that cannot be read (e.g. truncated).
+        UnsafeDocumentError: a ZIP whose ``mimetype`` entry declares an absurd size.
 
     """
     path = Path(path)
@@ -90,11 +99,13 @@ def _detect_zip(path: Path) -> DocFormat:
     try:
         with zipfile.ZipFile(path) as zf:
             names = set(zf.namelist())
-            mimetype = zf.read("mimetype")[:100].strip() if "mimetype" in names else b""
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as err:
+            mimetype = _read_mimetype(path, zf) if "mimetype" in names else b""
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as err:
         raise CorruptDocumentError(
             str(path), f"damaged or truncated ZIP container ({err})"
         ) from err
+    except RuntimeError as err:  # zipfile raises it for encrypted entries
+        raise CorruptDocumentError(str(path), f"unreadable ZIP entry mimetype ({err})") from err
     if "word/document.xml" in names and "[Content_Types].xml" in names:
         return "docx"
     for marker, what in _ZIP_KINDS:
@@ -105,6 +116,24 @@ def _detect_zip(path: Path) -> DocFormat:
     if "word/document.xml" in names:
         raise CorruptDocumentError(str(path), "Word package without [Content_Types].xml")
     raise UnsupportedFormatError(str(path), "a ZIP archive that is not a Word document")
+
+
+def _read_mimetype(path: Path, zf: zipfile.ZipFile) -> bytes:
+    """Return the stripped start of the ``mimetype`` entry, reading a bounded amount.
+
+    The declared size is checked first (an honest bomb is refused without reading);
+    then at most ``MIMETYPE_MAX_BYTES`` are decompressed, so a declared size that lies
+    cannot make detection inflate the entry either.
+    """
+    info = zf.getinfo("mimetype")
+    if info.file_size > MIMETYPE_MAX_BYTES:
+        raise UnsafeDocumentError(
+            str(path),
+            f"ZIP entry mimetype declares {info.file_size} bytes (a media type is under "
+            f"{MIMETYPE_MAX_BYTES}): zip bomb?",
+        )
+    with zf.open(info) as fh:
+        return fh.read(MIMETYPE_MAX_BYTES).strip()
 
 
 def _refuse_ole2(path: Path) -> None:

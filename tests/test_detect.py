@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -11,12 +13,13 @@ import pymupdf
 import pytest
 
 from chunkweave.parsers import SUPPORTED_SUFFIXES, ParseOptions, parse_document
-from chunkweave.parsers.detect import detect_format
+from chunkweave.parsers.detect import MIMETYPE_MAX_BYTES, detect_format
 from chunkweave.parsers.errors import (
     CorruptDocumentError,
     EmptyDocumentError,
     ParseError,
     TooLargeError,
+    UnsafeDocumentError,
     UnsupportedFormatError,
 )
 
@@ -163,3 +166,90 @@ def test_docx_without_text_is_empty(tmp_path: Path) -> None:
     d.save(str(path))
     with pytest.raises(EmptyDocumentError, match="no text"):
         parse_document(path)
+
+
+# Measured in a fresh interpreter: peak RSS growth (KiB) across one parse_document call.
+_RSS_PROBE = """
+import resource, sys
+import chunkweave.parsers.docx  # load lxml and the reader before the baseline
+from chunkweave.parsers import parse_document
+from chunkweave.parsers.errors import ParseError
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    parse_document(sys.argv[1])
+    outcome = "parsed"
+except ParseError as err:
+    outcome = f"{type(err).__name__}: {err}"
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+print(outcome)
+"""
+_BOMB_MIB = 256
+
+
+def _docx_with_huge_mimetype(path: Path) -> Path:
+    # A real DOCX plus a "mimetype" entry of 256 MiB of zeros (about 250 KiB deflated),
+    # streamed so the test itself never holds it in memory.
+    base = zipfile.ZipFile(_docx(path.with_suffix(".base.docx")))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("mimetype", "w") as entry:
+            block = bytes(1 << 20)
+            for _ in range(_BOMB_MIB):
+                entry.write(block)
+        for name in base.namelist():
+            z.writestr(name, base.read(name))
+    base.close()
+    return path
+
+
+def _rss_growth_and_outcome(path: Path) -> tuple[int, str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    growth, outcome = proc.stdout.strip().split("\n", 1)
+    return int(growth) // 1024, outcome
+
+
+def test_huge_mimetype_entry_is_refused_before_reading_it(tmp_path: Path) -> None:
+    path = _docx_with_huge_mimetype(tmp_path / "bomb.docx")
+    assert path.stat().st_size < 2 << 20
+    growth_mib, outcome = _rss_growth_and_outcome(path)
+    assert outcome.startswith("UnsafeDocumentError")
+    assert str(path) in outcome and "mimetype" in outcome
+    assert growth_mib < 32, f"detection grew RSS by {growth_mib} MiB"
+
+
+def test_huge_mimetype_entry_with_a_lying_size_is_never_inflated(tmp_path: Path) -> None:
+    # The directory claims 40 bytes: detection reads only that much, sees the CRC
+    # disagree and calls the container damaged, without inflating the rest.
+    path = _docx_with_huge_mimetype(tmp_path / "liar.docx")
+    _patch_declared_size(path, "mimetype", 40)
+    growth_mib, outcome = _rss_growth_and_outcome(path)
+    assert outcome.startswith("CorruptDocumentError") and str(path) in outcome
+    assert growth_mib < 32, f"parsing grew RSS by {growth_mib} MiB"
+
+
+def test_mimetype_is_read_at_most_the_bound(tmp_path: Path) -> None:
+    path = _zip(
+        tmp_path / "odt.docx",
+        {"mimetype": b"application/vnd.oasis.opendocument.text" + b" " * MIMETYPE_MAX_BYTES},
+    )
+    with pytest.raises(UnsafeDocumentError, match="odt.docx.*mimetype declares"):
+        detect_format(path)
+
+
+def _patch_declared_size(path: Path, name: str, size: int) -> None:
+    data = bytearray(path.read_bytes())
+    encoded = name.encode()
+    # Local header: uncompressed size at offset 22; central directory: offset 24.
+    for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        start = 0
+        while (i := data.find(sig, start)) >= 0:
+            start = i + 4
+            name_at = i + (30 if sig == b"PK\x03\x04" else 46)
+            if data[name_at : name_at + len(encoded)] == encoded:
+                data[i + off : i + off + 4] = size.to_bytes(4, "little")
+    path.write_bytes(bytes(data))
