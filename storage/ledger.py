@@ -26,7 +26,7 @@ from chunkweave.storage.uuids import ledger_uuid
 from chunkweave.storage.weaviate_client import WeaviateSession, is_transient
 
 if TYPE_CHECKING:
-    from chunkweave.storage.weaviate_store import WeaviateStore
+    pass
 
 LedgerStatus = Literal["ok", "failed"]
 
@@ -154,17 +154,6 @@ class WeaviateLedger:
         except WeaviateBaseError as err:
             kind = StoreUnavailableError if is_transient(err) else StoreError
             raise kind(f"ledger listing: {err}") from err
-
-
-class Ledger(WeaviateLedger):
-    """Transitional: the ledger on ``store``'s session; new code calls ``store.open_ledger()``.
-
-    Kept only for ``chunkweave docs`` (``worker/cli/store.py``), which builds it as
-    ``Ledger(store)``; remove once that command calls ``store.open_ledger()``.
-    """
-
-    def __init__(self, store: WeaviateStore) -> None:
-        super().__init__(store.session)
 
 
 def _entry(props: dict[str, Any]) -> LedgerEntry:

@@ -94,7 +94,7 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
 
     # While another process runs the server for this data dir, the CLI attaches to it
     # instead of starting a second server on the same files, and leaves it running.
-    from chunkweave.storage.local_weaviate import LocalWeaviate
+    from chunkweave.storage.embedded.weaviate import LocalWeaviate
 
     with LocalWeaviate(tmp_path / "weaviate") as owner:
         assert not owner.attached

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from chunkweave.storage.local_weaviate import PINNED_VERSION
+from chunkweave.storage.embedded.weaviate_build import PINNED_VERSION
 from chunkweave.worker.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
