@@ -29,7 +29,6 @@ from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
-from chunkweave.storage.ledger import Ledger
 from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
@@ -325,7 +324,7 @@ def docs(as_json: bool) -> None:
     with weaviate_config(settings) as wcfg:
         store, _ = _open_store(settings, wcfg)
         try:
-            ledger = Ledger(store)
+            ledger = store.open_ledger()
             ledger.ensure_schema()
             entries = sorted(ledger.entries(), key=lambda e: e.source)
         finally:
