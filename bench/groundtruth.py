@@ -79,8 +79,11 @@ class GtTable:
 class GroundTruth:
     """Everything known about one corpus document.
 
-    ``source`` is ``docling`` (full GT: headings, tables, furniture, Markdown) or
-    ``outline`` (headings from the PDF bookmarks only; use recall, not precision).
+    ``source`` is ``docling`` (full GT: headings, tables, furniture, Markdown),
+    ``outline`` (headings from the PDF bookmarks only; use recall, not precision) or
+    ``tables`` (a ``.tables.json`` only: tables, no headings). ``tables_known`` says
+    whether ``tables`` is ground truth (docling, or a ``.tables.json`` next to an
+    outline) rather than merely empty.
     ``stream`` is the GT body in reading order as ``(is_heading, text)`` pairs, used to
     find the heading a chunk sits under. ``levels_informative`` is False when the GT
     puts every heading on one level (docling's PDF output does), so level accuracy is
@@ -94,6 +97,7 @@ class GroundTruth:
     furniture: list[str] = field(default_factory=list)
     markdown: str | None = None
     stream: list[tuple[bool, str]] = field(default_factory=list)
+    tables_known: bool = False
 
     @property
     def levels_informative(self) -> bool:
@@ -188,7 +192,7 @@ def _page(item: dict[str, Any]) -> int | None:
 def load_docling_json(path: Path, doc: Path) -> GroundTruth:
     """Ground truth from a DoclingDocument JSON (schema 1.x)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    gt = GroundTruth(doc=doc, source="docling")
+    gt = GroundTruth(doc=doc, source="docling", tables_known=True)
     for t in data.get("texts", []):
         if t.get("content_layer") == "furniture" and t.get("text", "").strip():
             gt.furniture.append(t["text"])
@@ -223,6 +227,22 @@ def load_outline(path: Path, doc: Path) -> GroundTruth:
     return gt
 
 
+def load_tables_json(path: Path) -> list[GtTable]:
+    """GT tables from a ``.tables.json`` (``corpus-extra``: camelot, tabula, ICDAR 2013).
+
+    Each table's ``rows`` is a grid of cell texts; the shape is its row count by its
+    widest row, the cells are the non-empty texts.
+    """
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out: list[GtTable] = []
+    for t in data.get("tables", []):
+        rows = t.get("rows") or []
+        cells = tuple(str(c) for r in rows for c in r if str(c).strip())
+        width = max((len(r) for r in rows), default=0)
+        out.append(GtTable(len(rows), width, cells, t.get("page")))
+    return out
+
+
 _JSON_KINDS = (".groundtruth.json", ".groundtruth.from-odt-source.json")
 _MD_KINDS = (".groundtruth.md", ".groundtruth.from-odt-source.md")
 
@@ -231,7 +251,8 @@ def load_groundtruth(doc: Path) -> GroundTruth | None:
     """Load the ground truth next to ``doc`` in the corpus; None if it has none usable.
 
     Scanned documents' OCR ground truth is not used (it scores an OCR engine, not a
-    parser); the outline is used only when no docling JSON exists.
+    parser); the outline and a ``.tables.json`` are used only when no docling JSON
+    exists (together when both are there).
     """
     stem = doc.name[: -len(doc.suffix)]
     for kind in _JSON_KINDS:
@@ -244,9 +265,17 @@ def load_groundtruth(doc: Path) -> GroundTruth | None:
                     gt.markdown = md.read_text(encoding="utf-8")
             return gt
     outline = doc.with_name(stem + ".groundtruth.pdf-outline.tsv")
+    tables = doc.with_name(stem + ".groundtruth.tables.json")
     if outline.exists():
-        return load_outline(outline, doc)
-    return None
+        gt = load_outline(outline, doc)
+    elif tables.exists():
+        gt = GroundTruth(doc=doc, source="tables")
+    else:
+        return None
+    if tables.exists():
+        gt.tables = load_tables_json(tables)
+        gt.tables_known = True
+    return gt
 
 
 def corpus_documents(corpus: Path, *, include_outline: bool = True) -> list[Path]:
@@ -437,6 +466,53 @@ class _Occurrences:
         exact = sum(1 for t in self._texts if t == text)
         inside = self._joined.count(text) if len(text.split()) >= 3 else 0
         return max(exact, inside)
+
+
+_PAGE_MARK = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s+(?:of|/)\s+\d{1,4})?$")
+#: A running line: this many distinct pages at least, and this share of the pages.
+RUNNING_MIN_PAGES = 3
+RUNNING_MIN_SHARE = 0.2
+#: Items this close to a page's start or end (body items, in reading order) are edge items.
+EDGE_ITEMS = 2
+
+
+def running_line_leaks(items: list[Item]) -> tuple[int, int]:
+    """Furniture seen in the body without ground truth: ``(leaked items, pages)``.
+
+    A proxy for documents with no header/footer annotation, applied the same way to
+    every system. Per page, the first and last :data:`EDGE_ITEMS` body items (text or
+    heading, in the system's order) are edge items; an edge item leaks when it is a
+    bare page number ("12", "iv", "Page 3 of 9"), or when its text, digits masked,
+    is at most 12 words and sits at the same edge on at least
+    :data:`RUNNING_MIN_PAGES` pages and :data:`RUNNING_MIN_SHARE` of all pages (a
+    running title or "Chapter 2 | 17" footer). Furniture a system labels as such
+    and table cells are not body.
+    """
+    pages: dict[int, list[str]] = {}
+    for it in items:
+        if it.kind in ("text", "heading") and it.page is not None:
+            pages.setdefault(it.page, []).append(normalize_text(it.text))
+    n_pages = len(pages)
+    edges: list[tuple[str, str]] = []  # (edge, text)
+    for texts in pages.values():
+        k = min(EDGE_ITEMS, len(texts))
+        edges += [("top", t) for t in texts[:k]]
+        # An item near both edges (a short page) counts once, at the top.
+        edges += [("bottom", t) for t in texts[max(k, len(texts) - k) :]]
+    seen: Counter[tuple[str, str]] = Counter()
+    for edge, t in edges:
+        if t and len(t.split()) <= 12:
+            seen[(edge, re.sub(r"\d+", "#", t))] += 1
+    need = max(RUNNING_MIN_PAGES, RUNNING_MIN_SHARE * n_pages)
+    leaked = 0
+    for edge, t in edges:
+        if not t:
+            continue
+        if _PAGE_MARK.match(t) or (
+            len(t.split()) <= 12 and seen[(edge, re.sub(r"\d+", "#", t))] >= need
+        ):
+            leaked += 1
+    return leaked, n_pages
 
 
 def chunk_gt_headings(

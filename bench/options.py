@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The shared evaluation corpus, next to the clone.
 DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus"
 #: Document groups, in the order the tables list them (see ``bench/README.md``).
-GROUPS = ("pdf", "docx", "outline")
+GROUPS = ("pdf", "docx", "outline", "tables")
 
 #: Results by system (parser or chunker), then by group; each row has a "failed" list.
 Results = Mapping[str, Mapping[str, Mapping[str, Any]]]

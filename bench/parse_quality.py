@@ -13,11 +13,19 @@ with the shared functions in :mod:`bench.groundtruth`:
 - furniture: GT running headers/footers found in body text more often than the GT
   body itself holds their text (leaked / total).
 
-Groups are scored separately: ``pdf`` and ``docx`` (docling ground truth) and
-``outline`` (the long PDFs' bookmarks; recall is the meaningful number there).
+Groups are scored separately: ``pdf`` and ``docx`` (docling ground truth),
+``outline`` (PDF bookmarks; recall is the meaningful number there; tables too where a
+``.tables.json`` lies next to it) and ``tables`` (a ``.tables.json`` only, as in
+``corpus-extra``). Where there is no header/footer annotation (``outline``,
+``tables``), furniture is the proxy :func:`bench.groundtruth.running_line_leaks`:
+page numbers and running lines at the page edges of the body, per page.
+
+``--outline-blind`` removes the outline (bookmarks) from every PDF before any system
+reads it, so heading detection is scored on fonts, numbering and layout alone.
 
     bench/.venv-peers/bin/python -m bench.parse_quality [--systems a,b] [--docs x,y]
-        [--max-pages N] [--no-outline] [--timeout S] [--json bench/results/parse_quality.json]
+        [--max-pages N] [--no-outline] [--outline-blind] [--timeout S]
+        [--corpus ../shared/corpus-extra] [--json bench/results/parse_quality.json]
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from bench.groundtruth import (
     match_headings,
     match_tables,
     prf,
+    running_line_leaks,
     token_f1,
 )
 from bench.options import (
@@ -71,26 +80,33 @@ class Tally:
     bigram_f1: list[float] = field(default_factory=list)
     leaked: int = 0
     furniture: int = 0
+    proxy_leaked: int = 0
+    proxy_pages: int = 0
     seconds: float = 0.0
 
     def add(self, gt: GroundTruth, items: list[Item]) -> None:
         """Score one document's items against its ground truth and add them in."""
         self.docs += 1
-        hs = match_headings(items, gt.headings)
-        self.h_tp, self.h_pred, self.h_gt = (
-            self.h_tp + hs.tp,
-            self.h_pred + hs.n_pred,
-            self.h_gt + hs.n_gt,
-        )
-        if gt.levels_informative:
-            self.level_pairs.extend(hs.level_pairs)
-        if gt.source == "outline":
-            return  # the outline knows headings only
-        ts = match_tables(items, gt.tables)
-        self.t_tp += ts.tp
-        self.t_pred += ts.n_pred
-        self.t_gt += ts.n_gt
-        self.t_shape += ts.shape_ok
+        if gt.source != "tables":  # a .tables.json alone knows no headings
+            hs = match_headings(items, gt.headings)
+            self.h_tp, self.h_pred, self.h_gt = (
+                self.h_tp + hs.tp,
+                self.h_pred + hs.n_pred,
+                self.h_gt + hs.n_gt,
+            )
+            if gt.levels_informative:
+                self.level_pairs.extend(hs.level_pairs)
+        if gt.tables_known:
+            ts = match_tables(items, gt.tables)
+            self.t_tp += ts.tp
+            self.t_pred += ts.n_pred
+            self.t_gt += ts.n_gt
+            self.t_shape += ts.shape_ok
+        if gt.source != "docling":
+            leaked, pages = running_line_leaks(items)
+            self.proxy_leaked += leaked
+            self.proxy_pages += pages
+            return  # no text or furniture annotation
         body = [i.text for i in items if i.kind != "furniture"]
         if gt.markdown is not None:
             reference = markdown_body_text(gt.markdown)
@@ -126,28 +142,43 @@ class Tally:
             "bigram_f1": mean(self.bigram_f1),
             "furniture_leaked": self.leaked,
             "furniture_total": self.furniture,
+            "furniture_proxy_per_page": (
+                self.proxy_leaked / self.proxy_pages if self.proxy_pages else None
+            ),
             "seconds": self.seconds,
         }
 
 
 def group_of(gt: GroundTruth) -> str:
     """Return the results group of a document: ``outline``, ``pdf`` or ``docx``."""
-    if gt.source == "outline":
-        return "outline"
+    if gt.source in ("outline", "tables"):
+        return gt.source
     return gt.doc.suffix.lower().lstrip(".")
 
 
-def truncated(doc: Path, max_pages: int, tmp: Path) -> Path:
-    """Return ``doc`` cut to its first ``max_pages`` pages (PDF only; others unchanged)."""
+def truncated(doc: Path, max_pages: int, tmp: Path, *, blind: bool = False) -> Path:
+    """Return ``doc`` cut to its first ``max_pages`` pages (PDF only; others unchanged).
+
+    ``max_pages`` 0 keeps every page. With ``blind`` the copy has no outline
+    (bookmarks); a PDF that needs neither change is returned as it is.
+    """
     if doc.suffix.lower() != ".pdf":
         return doc
     import pymupdf
 
     with pymupdf.open(doc) as src:
-        if src.page_count <= max_pages:
+        cut = 0 < max_pages < src.page_count
+        unmark = blind and bool(src.get_toc())
+        if not (cut or unmark):
             return doc
-        out = pymupdf.open()
-        out.insert_pdf(src, from_page=0, to_page=max_pages - 1)
+        if cut:
+            out = pymupdf.open()
+            out.insert_pdf(src, from_page=0, to_page=max_pages - 1)
+        else:
+            out = pymupdf.open()
+            out.insert_pdf(src)
+        if blind:
+            out.set_toc([])
         target = tmp / doc.name
         out.save(target)
         out.close()
@@ -166,7 +197,7 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
     with tempfile.TemporaryDirectory() as tmpdir:
         inputs: dict[Path, Path] = {}
         for d in docs:
-            inputs[d] = truncated(d, args.max_pages, Path(tmpdir)) if args.max_pages else d
+            inputs[d] = truncated(d, args.max_pages, Path(tmpdir), blind=args.outline_blind)
         for name in systems:
             system = PARSERS[name]
             mine = [d for d in docs if d.suffix.lower().lstrip(".") in system.formats]
@@ -213,6 +244,8 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 
     def row(system: str, group: str, r: Mapping[str, Any]) -> str:
         leak = f"{r['furniture_leaked']}/{r['furniture_total']}"
+        if r.get("furniture_proxy_per_page") is not None:
+            leak = f"~{r['furniture_proxy_per_page']:.2f}/p"  # the proxy, per page
         return (
             f"{system:20s} {group:7s} {r['docs']:4d} {_fmt(r['heading_precision'])} "
             f"{_fmt(r['heading_recall'])} {_fmt(r['heading_f1'])} "
@@ -225,8 +258,13 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = corpus_parser(__doc__, "systems", PARSERS, timeout=1800)
+    ap = corpus_parser(__doc__, "systems", list(PARSERS), timeout=1800)
     ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
+    ap.add_argument(
+        "--outline-blind",
+        action="store_true",
+        help="remove every PDF's outline before parsing (score the font/numbering path)",
+    )
     return ap
 
 
@@ -236,7 +274,15 @@ def main(argv: list[str] | None = None) -> int:
     results = run(args)
     print(render(results))
     print_failures(results)
-    write_json(args.json, {"max_pages": args.max_pages, "results": results})
+    write_json(
+        args.json,
+        {
+            "corpus": str(args.corpus),
+            "max_pages": args.max_pages,
+            "outline_blind": args.outline_blind,
+            "results": results,
+        },
+    )
     return 0
 
 

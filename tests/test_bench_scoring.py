@@ -25,6 +25,7 @@ from bench.groundtruth import (
     normalize_text,
     percentile,
     prf,
+    running_line_leaks,
     table_kept_whole,
     token_f1,
 )
@@ -373,3 +374,55 @@ def test_name_list_keeps_order_and_refuses_unknown_names():
     assert parse("c,a,") == ["c", "a"]
     with pytest.raises(argparse.ArgumentTypeError, match="unknown systems: x, z"):
         parse("a,z,x")
+
+
+# ---------------------------------------------------------------- corpus-extra
+
+
+def test_tables_json_loads_shapes_and_cells(tmp_path: Path) -> None:
+    doc = tmp_path / "t.pdf"
+    doc.write_bytes(b"%PDF-1.4")
+    data = {
+        "source": "x",
+        "complete": True,
+        "tables": [{"page": 2, "rows": [["a", ""], ["b", "c"], ["d"]]}],
+    }
+    (tmp_path / "t.groundtruth.tables.json").write_text(json.dumps(data), encoding="utf-8")
+    gt = load_groundtruth(doc)
+    assert gt is not None and gt.source == "tables" and gt.tables_known
+    assert gt.tables == [GtTable(3, 2, ("a", "b", "c", "d"), 2)]
+
+
+def test_tables_json_next_to_an_outline_is_scored_too(tmp_path: Path) -> None:
+    doc = tmp_path / "t.pdf"
+    doc.write_bytes(b"%PDF-1.4")
+    (tmp_path / "t.groundtruth.pdf-outline.tsv").write_text(
+        "level\ttitle\tpage\n1\tIntro\t1\n", encoding="utf-8"
+    )
+    data = {"tables": [{"page": 1, "rows": [["a", "b"]]}]}
+    (tmp_path / "t.groundtruth.tables.json").write_text(json.dumps(data), encoding="utf-8")
+    gt = load_groundtruth(doc)
+    assert gt is not None and gt.source == "outline" and gt.tables_known
+    assert [h.text for h in gt.headings] == ["Intro"] and len(gt.tables) == 1
+
+
+def test_running_line_proxy_counts_edge_repeats_and_page_numbers() -> None:
+    items = []
+    for page in range(1, 11):
+        items += [
+            Item("text", "ACME Annual Report 2024", page=page),
+            Item("heading", f"Section {page}", page=page),
+            Item("text", f"Body text that says {'abcdefghij'[page - 1] * 3} here.", page=page),
+            Item("text", str(page), page=page),
+        ]
+    leaked, pages = running_line_leaks(items)
+    # 10 running titles and 10 page numbers; "Section 3" is an edge item too (the
+    # first two items are) and repeats with its digits masked: the proxy counts it.
+    assert pages == 10
+    assert leaked == 30
+    labelled = [
+        i if i.text != "ACME Annual Report 2024" else Item("furniture", i.text, page=i.page)
+        for i in items
+    ]
+    assert running_line_leaks(labelled)[0] == 20
+    assert running_line_leaks([Item("text", "Unique", page=1)]) == (0, 1)
