@@ -33,8 +33,13 @@ Band = Literal["top", "bottom"]
 #: Fraction of the page height that counts as the header / footer band.
 TOP_BAND = 0.14
 BOTTOM_BAND = 0.14
-#: How many outermost lines of each band are candidates.
+#: How many outermost lines of each band are candidates, with the lines that share
+#: a row with them ("Cat. No. 123 | Internal Revenue Manual | 2.3.59" is one row).
 MAX_BAND_LINES = 3
+#: How many bottom-most rows are candidates: footers stack more rows than headers
+#: (a page label row, then a legal notice, then a form code), while the rows below
+#: a page's first ones are often its headings, which must not be read as furniture.
+MAX_FOOTER_ROWS = 4
 #: Wider band in which a lone, set-apart page number or document code still counts.
 NUMBER_BAND = 0.25
 
@@ -68,15 +73,46 @@ def band_candidates(lines: Sequence[Line], page_height: float) -> Iterable[tuple
     """Yield ``(index, band)`` for lines that could be furniture on this page.
 
     Candidates are the up-to-``MAX_BAND_LINES`` top-most lines lying entirely in
-    the top band and the bottom-most lines lying entirely in the bottom band.
+    the top band, plus the lines on the same row as one of them (overlapping it
+    vertically by half), and the lines of the ``MAX_FOOTER_ROWS`` bottom-most rows
+    lying entirely in the bottom band: a footer set as three pieces on one baseline
+    above two more lines is seen whole.
     """
     order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
-    for i in order[:MAX_BAND_LINES]:
+    top = _with_row_mates(lines, order[:MAX_BAND_LINES], order)
+    for i in top:
         if lines[i].bbox[3] <= TOP_BAND * page_height:
             yield i, "top"
-    for i in reversed(order[-MAX_BAND_LINES:]):
+    bottom = [i for row in _rows(lines, order)[-MAX_FOOTER_ROWS:] for i in row]
+    for i in reversed(bottom):
         if lines[i].bbox[1] >= (1 - BOTTOM_BAND) * page_height:
             yield i, "bottom"
+
+
+def _rows(lines: Sequence[Line], order: list[int]) -> list[list[int]]:
+    """Line indices (``order``: by top edge) grouped into rows of vertically overlapping lines."""
+    rows: list[list[int]] = []
+    bottom = -1e9
+    for i in order:
+        y0, y1 = lines[i].bbox[1], lines[i].bbox[3]
+        if rows and bottom - y0 >= 0.5 * (y1 - y0):
+            rows[-1].append(i)
+            bottom = max(bottom, y1)
+        else:
+            rows.append([i])
+            bottom = y1
+    return rows
+
+
+def _with_row_mates(lines: Sequence[Line], picked: list[int], order: list[int]) -> list[int]:
+    """Return ``picked`` plus the lines overlapping one of them vertically by half, in order."""
+
+    def same_row(i: int, j: int) -> bool:
+        a, b = lines[i].bbox, lines[j].bbox
+        return min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
+
+    chosen = set(picked)
+    return [i for i in order if i in chosen or any(same_row(i, j) for j in picked)]
 
 
 class FurnitureModel:
