@@ -35,12 +35,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from chunkweave.storage.config import server_env  # noqa: E402
 from chunkweave.storage.embedded.process import die_with_parent  # noqa: E402
 from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
 from chunkweave.worker.embedded.redis_server import LocalRedis  # noqa: E402
-from chunkweave.worker.enqueue import Enqueuer, expand  # noqa: E402
+from chunkweave.worker.enqueue import Enqueuer  # noqa: E402
 from chunkweave.worker.jobs import JobState  # noqa: E402
 from chunkweave.worker.settings import Settings  # noqa: E402
+from chunkweave.worker.sources import expand  # noqa: E402
 
 BIG_PDF = "pdf2image-memory-error-test-400p.pdf"
 
@@ -51,8 +53,7 @@ def _env(redis_url: str, weaviate: LocalWeaviate, tag: str, **extra: str) -> dic
         {
             "CHUNKWEAVE_REDIS_URL": redis_url,
             "CHUNKWEAVE_QUEUE": f"bench-{tag}",
-            "CHUNKWEAVE_WEAVIATE__URL": weaviate.url,
-            "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(weaviate.ports.grpc),
+            **server_env(weaviate.config()),
             "CHUNKWEAVE_WEAVIATE__COLLECTION": f"Bench_{tag}",
             "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": f"BenchLedger_{tag}",
             "CHUNKWEAVE_TASK_SOFT_TIME_LIMIT_S": "1800",

@@ -70,7 +70,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=PGO_PROFILE, help="where to write the profile")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, LocalWeaviate(tmp) as server:
+    with tempfile.TemporaryDirectory() as tmp, LocalWeaviate(tmp, profiling=True) as server:
         cfg = server.config(WeaviateConfig(collection="Profile", ledger_collection="ProfileLedger"))
         store = WeaviateStore.open(cfg, EmbedderIdentity("profile", DIM))
         profile: list[bytes] = []

@@ -78,3 +78,18 @@ class EmbedderConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=8)
     batch_size: int = Field(default=16, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
+
+
+def server_env(cfg: WeaviateConfig) -> dict[str, str]:
+    """Return the ``CHUNKWEAVE_WEAVIATE__*`` variables pointing a child process at ``cfg``.
+
+    For the processes ``chunkweave serve`` starts and for tests; the key travels in the
+    environment, never on a command line.
+    """
+    env = {
+        "CHUNKWEAVE_WEAVIATE__URL": cfg.url or "",
+        "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(cfg.grpc_port),
+    }
+    if cfg.api_key is not None:
+        env["CHUNKWEAVE_WEAVIATE__API_KEY"] = cfg.api_key.get_secret_value()
+    return env

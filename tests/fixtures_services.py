@@ -29,6 +29,7 @@ import pytest
 import redis
 
 from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import Pipeline, open_pipeline
 from chunkweave.worker.embedded.redis_server import LocalRedis
@@ -172,8 +173,7 @@ def pipeline_env(service_env: dict[str, str], weaviate_cfg: WeaviateConfig) -> d
     """``service_env`` for workers running the real pipeline on this test's collections."""
     service_env.update(
         {
-            "CHUNKWEAVE_WEAVIATE__URL": str(weaviate_cfg.url),
-            "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(weaviate_cfg.grpc_port),
+            **weaviate_env(weaviate_cfg),
             "CHUNKWEAVE_WEAVIATE__COLLECTION": weaviate_cfg.collection,
             "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection,
             # Real parsing and embedding on a shared 2-core machine: generous limits.

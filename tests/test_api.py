@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from chunkweave.worker.api import create_app
 from chunkweave.worker.metrics import record_document, record_failure
-from chunkweave.worker.settings import Settings
+from chunkweave.worker.settings import Settings, SourcesConfig
 from tests.fixtures_services import WorkerProcs, wait_for
 from tests.test_worker_standin import FACTORY
 
@@ -29,8 +29,15 @@ def _settings(env: dict[str, str], **extra: object) -> Settings:
 
 
 @pytest.fixture
-def client(service_env: dict[str, str]) -> Iterator[TestClient]:
-    app = create_app(_settings(service_env, api_token=TOKEN, max_upload_bytes=1000))
+def client(service_env: dict[str, str], tmp_path: Path) -> Iterator[TestClient]:
+    app = create_app(
+        _settings(
+            service_env,
+            api_token=TOKEN,
+            max_upload_bytes=1000,
+            sources=SourcesConfig(roots=(tmp_path,)),
+        )
+    )
     with TestClient(app, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
         yield c
 
@@ -53,7 +60,9 @@ def test_auth_required_except_healthz(client: TestClient):
         assert resp.status_code == 401, bad
     assert client.get("/metrics", headers={"Authorization": ""}).status_code == 401
     assert client.get("/jobs").status_code == 200
-    assert "/jobs" in client.get("/openapi.json").json()["paths"]
+    # With a token the API documents itself to no one.
+    for path in ("/openapi.json", "/docs", "/redoc"):
+        assert client.get(path).status_code == 404, path
 
 
 def test_submit_sources_and_read_status(client: TestClient, tmp_path: Path):
@@ -68,9 +77,9 @@ def test_submit_sources_and_read_status(client: TestClient, tmp_path: Path):
     assert "docs" not in client.get(f"/jobs/{job_id}?docs=false").json() or (
         client.get(f"/jobs/{job_id}?docs=false").json()["docs"] is None
     )
-    listed = client.get("/jobs", params={"status": "queued"}).json()
+    listed = client.get("/jobs", params={"status": "queued"}).json()["jobs"]
     assert job_id in [j["id"] for j in listed]
-    assert job_id not in [j["id"] for j in client.get("/jobs?status=done").json()]
+    assert job_id not in [j["id"] for j in client.get("/jobs?status=done").json()["jobs"]]
     assert client.get("/jobs/nope").status_code == 404
     assert client.post("/jobs", json={"sources": [str(tmp_path / "missing")]}).status_code == 404
     assert client.post("/jobs", json={"sources": []}).status_code == 422

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from chunkweave.storage.config import server_env
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
 CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
@@ -19,8 +21,7 @@ CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
 def test_cli_ingest_json_summary_and_exit_code(weaviate_cfg, corpus, tmp_path):
     env = {
         **os.environ,
-        "CHUNKWEAVE_WEAVIATE__URL": weaviate_cfg.url,
-        "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(weaviate_cfg.grpc_port),
+        **server_env(weaviate_cfg),
         "CHUNKWEAVE_WEAVIATE__COLLECTION": weaviate_cfg.collection,
         "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection,
     }
@@ -124,8 +125,7 @@ def test_keyword_index_off_from_the_environment_gives_vector_only_search(
     collection = weaviate_cfg.collection + "NoBm25"
     env = {
         **os.environ,
-        "CHUNKWEAVE_WEAVIATE__URL": weaviate_cfg.url,
-        "CHUNKWEAVE_WEAVIATE__GRPC_PORT": str(weaviate_cfg.grpc_port),
+        **server_env(weaviate_cfg),
         "CHUNKWEAVE_WEAVIATE__COLLECTION": collection,
         "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection + "NoBm25",
         "CHUNKWEAVE_WEAVIATE__KEYWORD_INDEX": "false",

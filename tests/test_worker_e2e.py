@@ -25,7 +25,7 @@ from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import Pipeline, doc_id_for, open_pipeline
 from chunkweave.worker.api import create_app
 from chunkweave.worker.jobs import JobState, JobStore
-from chunkweave.worker.settings import Settings
+from chunkweave.worker.settings import Settings, SourcesConfig
 from tests.fixtures_services import ROOT, WorkerProcs, wait_for
 
 pytestmark = pytest.mark.integration
@@ -89,7 +89,10 @@ def test_enqueue_python_cli_http_exactly_once(
         cwd=ROOT, env=pipeline_env, capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     job_cli = json.loads(out.stdout)["job_id"]
-    with TestClient(create_app(pipeline_settings)) as http:
+    api_settings = pipeline_settings.model_copy(
+        update={"sources": SourcesConfig(roots=(tmp_path / "docs",))}
+    )
+    with TestClient(create_app(api_settings)) as http:
         resp = http.post("/jobs", json={"sources": [str(http_doc)]})
         assert resp.status_code == 202
         job_http = resp.json()["job_id"]

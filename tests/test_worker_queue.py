@@ -37,6 +37,7 @@ def _settings(env: dict[str, str]) -> Settings:
         redis_url=env["CHUNKWEAVE_REDIS_URL"],
         queue=env["CHUNKWEAVE_QUEUE"],
         data_dir=Path(env["CHUNKWEAVE_DATA_DIR"]),
+        webhook_secret=env["CHUNKWEAVE_WEBHOOK_SECRET"],
     )
 
 
@@ -58,6 +59,8 @@ def env(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, s
             # Retries come within a second, so "no further call" can be waited out.
             "CHUNKWEAVE_RETRY_BACKOFF_MAX_S": str(_BACKOFF_MAX_S),
             "CHUNKWEAVE_WEBHOOK_SECRET": "hook-key",
+            # The receiver runs on loopback, which webhooks may reach only when allowed.
+            "CHUNKWEAVE_WEBHOOK_ALLOW_HOSTS": '["127.0.0.1"]',
             "STANDIN_NS": queue,
             "PYTHONPATH": str(ROOT),
         }

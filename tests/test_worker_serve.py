@@ -78,7 +78,7 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
         doc = Path(shutil.copy(corpus / "lorem_ipsum.docx", inbox / "lorem.docx"))
         doc_id = doc_id_for(doc)
         wait_for(lambda: stored.store.count(doc_id) > 0, timeout_s=120, what="watched file stored")
-        done = httpx.get(f"{api}/jobs", params={"status": "done"}, timeout=5).json()
+        done = httpx.get(f"{api}/jobs", params={"status": "done"}, timeout=5).json()["jobs"]
         assert any(j["done"] == 1 for j in done), done
 
         doc.unlink()

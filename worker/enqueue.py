@@ -16,11 +16,24 @@ from chunkweave.worker.jobs import Action, DocState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.sources import expand, normalize
+from chunkweave.worker.webhook import WebhookRefusedError, check_url
 
 _TASKS: dict[Action, str] = {
     "ingest": "chunkweave.ingest_document",
     "delete": "chunkweave.delete_document",
 }
+
+
+def check_webhook(url: str, settings: Settings) -> None:
+    """Refuse a webhook the workers would not send: no signing key, or not http(s).
+
+    Where the URL resolves is checked again at delivery, when it is called.
+    """
+    if settings.webhook_secret is None:
+        raise WebhookRefusedError(
+            "webhooks are always signed: set CHUNKWEAVE_WEBHOOK_SECRET to use one"
+        )
+    check_url(url)
 
 
 class Enqueuer:
@@ -45,6 +58,8 @@ class Enqueuer:
         Sources are normalised; the same document twice in one job is sent once.
         ``on_each`` is called with each source as it is enqueued (progress bars).
         """
+        if webhook_url:
+            check_webhook(webhook_url, self.settings)
         job_id = self.jobs.create(webhook_url=webhook_url)
         for raw, action in items:
             source = normalize(raw)

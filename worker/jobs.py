@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, cast
 
 import redis
 from pydantic import BaseModel, ConfigDict
@@ -178,51 +178,85 @@ class JobStore:
 
     def get(self, job_id: str, *, with_docs: bool = False) -> JobState | None:
         """Return the job's summary (and documents when ``with_docs``), or None."""
-        key = _job_key(job_id)
+        (job,) = self._summaries([job_id])
+        if job is None or not with_docs:
+            return job
+        raw = self.r.hgetall(f"{_job_key(job_id)}:docs")
+        docs = sorted(
+            (DocState.model_validate_json(v) for v in raw.values()), key=lambda d: d.source
+        )
+        return job.model_copy(update={"docs": tuple(docs)})
+
+    def _summaries(self, job_ids: list[str]) -> list[JobState | None]:
+        """Read several jobs' summaries in one round trip (None for an expired job)."""
         pipe = self.r.pipeline(transaction=False)
-        pipe.hgetall(key)
-        for status in DOC_STATUSES:
-            pipe.scard(f"{key}:{status}")
-        head, *counts = pipe.execute()
-        if not head:
-            return None
-        fields = {as_text(k): as_text(v) for k, v in head.items()}
-        n = dict(zip(DOC_STATUSES, (int(c) for c in counts), strict=True))
-        docs = None
-        if with_docs:
-            raw = self.r.hgetall(f"{key}:docs")
-            docs = tuple(
-                sorted(
-                    (DocState.model_validate_json(v) for v in raw.values()),
-                    key=lambda d: d.source,
+        for job_id in job_ids:
+            key = _job_key(job_id)
+            pipe.hgetall(key)
+            for status in DOC_STATUSES:
+                pipe.scard(f"{key}:{status}")
+        replies = pipe.execute()
+        step = 1 + len(DOC_STATUSES)
+        out: list[JobState | None] = []
+        for i, job_id in enumerate(job_ids):
+            head, *counts = replies[i * step : (i + 1) * step]
+            if not head:
+                out.append(None)
+                continue
+            fields = {as_text(k): as_text(v) for k, v in head.items()}
+            n = dict(zip(DOC_STATUSES, (int(c) for c in counts), strict=True))
+            finished = fields.get("finished_at")
+            out.append(
+                JobState(
+                    id=job_id,
+                    status=_job_status(n, finished is not None),
+                    created_at=float(fields["created_at"]),
+                    finished_at=float(finished) if finished else None,
+                    total=int(fields.get("total", 0)),
+                    webhook_url=fields.get("webhook_url"),
+                    **n,
                 )
             )
-        finished = fields.get("finished_at")
-        return JobState(
-            id=job_id,
-            status=_job_status(n, finished is not None),
-            created_at=float(fields["created_at"]),
-            finished_at=float(finished) if finished else None,
-            total=int(fields.get("total", 0)),
-            webhook_url=fields.get("webhook_url"),
-            docs=docs,
-            **n,
+        return out
+
+    def page(
+        self, *, status: JobStatus | None = None, limit: int = 50, cursor: float | None = None
+    ) -> tuple[list[JobState], float | None]:
+        """One page of jobs, newest first, and the cursor of the next page (None at the end).
+
+        ``cursor`` is the creation time the page starts below (exclusive). Each call reads
+        at most ``4 * limit`` jobs of the index in two round trips, whatever its size:
+        with a ``status`` filter a page may hold fewer than ``limit`` jobs and still have
+        a next one.
+        """
+        top = "+inf" if cursor is None else f"({cursor!r}"
+        scan = 4 * limit if status is not None else limit
+        rows = cast(
+            list[tuple[bytes, float]],
+            self.r.zrevrangebyscore(JOBS_INDEX, top, "-inf", start=0, num=scan, withscores=True),
         )
+        ids = [as_text(job_id) for job_id, _ in rows]
+        jobs: list[JobState] = []
+        expired: list[str] = []
+        next_cursor: float | None = None
+        summaries = self._summaries(ids)
+        for job_id, (_, score), job in zip(ids, rows, summaries, strict=True):
+            next_cursor = float(score)
+            if job is None:
+                expired.append(job_id)
+            elif status is None or job.status == status:
+                jobs.append(job)
+                if len(jobs) >= limit:
+                    break
+        if expired:
+            self.r.zrem(JOBS_INDEX, *expired)
+        if len(rows) < scan and (not jobs or len(jobs) < limit):
+            next_cursor = None  # the index ended inside this page
+        return jobs, next_cursor
 
     def list(self, *, status: JobStatus | None = None, limit: int = 50) -> list[JobState]:
-        """Most recent jobs first, optionally only those in ``status``."""
-        out: list[JobState] = []
-        for raw in self.r.zrevrange(JOBS_INDEX, 0, -1):
-            job_id = as_text(raw)
-            job = self.get(job_id)
-            if job is None:  # expired: drop it from the index
-                self.r.zrem(JOBS_INDEX, job_id)
-                continue
-            if status is None or job.status == status:
-                out.append(job)
-                if len(out) >= limit:
-                    break
-        return out
+        """Most recent jobs first, optionally only those in ``status`` (first page only)."""
+        return self.page(status=status, limit=limit)[0]
 
     def _maybe_finish(self, job_id: str) -> bool:
         key = _job_key(job_id)

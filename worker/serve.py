@@ -11,6 +11,7 @@ watcher first (no new jobs), then the API, then the workers with a warm shutdown
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -24,6 +25,8 @@ from types import FrameType
 
 from pydantic import SecretStr
 
+from chunkweave.storage.config import server_env as weaviate_env
+from chunkweave.worker import sources
 from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.settings import Settings
 
@@ -36,8 +39,9 @@ def _child_env(settings: Settings) -> dict[str, str]:
     if settings.redis_url is not None:
         env["CHUNKWEAVE_REDIS_URL"] = settings.redis_url.get_secret_value()
     if settings.weaviate.url is not None:
-        env["CHUNKWEAVE_WEAVIATE__URL"] = settings.weaviate.url
-        env["CHUNKWEAVE_WEAVIATE__GRPC_PORT"] = str(settings.weaviate.grpc_port)
+        env.update(weaviate_env(settings.weaviate))
+    env["CHUNKWEAVE_SOURCES__ROOTS"] = json.dumps([str(p) for p in settings.sources.roots])
+    env["CHUNKWEAVE_SOURCES__BUCKETS"] = json.dumps(list(settings.sources.buckets))
     return env
 
 
@@ -89,7 +93,7 @@ class Service:
         if settings.redis_url is None or not settings.redis_url.get_secret_value():
             server = stack.enter_context(LocalRedis(data / "redis"))
             settings = settings.model_copy(update={"redis_url": SecretStr(server.url)})
-            self.say(f"started embedded Redis on {server.url} (data: {data / 'redis'})")
+            self.say(f"started embedded Redis on {server.address} (data: {data / 'redis'})")
         if settings.weaviate.url is None:
             from chunkweave.storage.embedded.weaviate import LocalWeaviate
 
@@ -114,12 +118,17 @@ class Service:
         with ExitStack() as stack:
             stack.callback(lambda: [signal.signal(s, h) for s, h in previous.items()])
             settings = self._embedded(stack)
+            if self.watch:
+                # The API may name what the service watches (and the uploads folder).
+                allowed = sources.scheme_for(self.watch).allowing(self.watch, settings.sources)
+                settings = settings.model_copy(update={"sources": allowed})
             env = _child_env(settings)
             stack.callback(self._stop_children)
             self._spawn("worker", worker_command(settings, self.workers), env)
             if self.api_port is not None:
                 self._spawn("api", api_command(self.host, self.api_port), env)
-                self.say(f"HTTP API on http://{self.host}:{self.api_port} (docs at /docs)")
+                docs = "docs at /docs" if settings.api_token is None else "token required"
+                self.say(f"HTTP API on http://{self.host}:{self.api_port} ({docs})")
             watcher = self._start_watcher(settings, stack) if self.watch else None
             self.say(f"{self.workers} worker process(es) on queue {settings.queue!r}; Ctrl-C stops")
             while not self.stop.wait(0.5):
@@ -133,7 +142,6 @@ class Service:
         return code
 
     def _start_watcher(self, settings: Settings, stack: ExitStack) -> threading.Thread:
-        from chunkweave.worker import sources
         from chunkweave.worker.enqueue import Enqueuer
 
         enq = Enqueuer(settings)

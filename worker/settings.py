@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_data_dir
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
@@ -30,6 +31,27 @@ class S3Config(BaseModel):
     poll_interval_s: float = Field(default=10.0, gt=0)
 
 
+class SourcesConfig(BaseModel):
+    """What the HTTP API may read: ``POST /jobs`` sources are confined to these.
+
+    A local path must resolve (symlinks followed) under one of ``roots``; an
+    ``s3://`` URI must name one of ``buckets``. Anything else is answered exactly as
+    a missing source is, so the API is no oracle for what exists on the server.
+    The CLI and ``from chunkweave import enqueue`` run as their user and are not
+    confined.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Folders API callers may name (default: the uploads folder, and under
+    #: ``chunkweave serve`` the watched folder).
+    roots: tuple[Path, ...] = ()
+    #: Buckets API callers may name (default: none; under ``serve``, the watched one).
+    buckets: tuple[str, ...] = ()
+    #: Documents one job may hold; a source that expands to more is refused.
+    max_files_per_job: int = Field(default=10_000, gt=0)
+
+
 class Settings(BaseSettings):
     """Everything chunkweave is configured with. Build with :func:`get_settings`."""
 
@@ -44,8 +66,15 @@ class Settings(BaseSettings):
     parse: ParseOptions = ParseOptions()
     chunking: ChunkOptions = ChunkOptions()
     s3: S3Config = S3Config()
+    sources: SourcesConfig = SourcesConfig()
     api_token: SecretStr | None = None
+    #: Bytes of one uploaded file; also bounds a multipart request (plus form overhead).
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
+    #: Bytes of a JSON request body (``POST /jobs`` with source URIs).
+    max_json_bytes: int = Field(default=1024 * 1024, gt=0)
+    #: What happens to an uploaded file once its document is stored (or has failed for
+    #: good): ``delete`` it, or ``keep`` it in ``upload_dir``.
+    upload_retention: Literal["delete", "keep"] = "delete"
     task_soft_time_limit_s: int = Field(default=540, gt=0)
     task_hard_time_limit_s: int = Field(default=600, gt=0)
     max_memory_mb: int = Field(default=2048, gt=0)
@@ -73,8 +102,12 @@ class Settings(BaseSettings):
     watch_settle_s: float = Field(default=1.0, ge=0)
     #: Where HTTP uploads are written; must be visible to every worker (shared volume).
     uploads_dir: Path | None = None
-    #: Key that signs completion webhooks (HMAC-SHA256 in ``X-Chunkweave-Signature``).
+    #: Key that signs completion webhooks (HMAC-SHA256 in ``X-Chunkweave-Signature``);
+    #: every webhook is signed, so a job with a webhook needs it.
     webhook_secret: SecretStr | None = None
+    #: Hosts (names, addresses or CIDR ranges) a webhook may reach although they are
+    #: loopback, private or link-local (by default only public addresses are called).
+    webhook_allow_hosts: tuple[str, ...] = ()
     webhook_retries: int = Field(default=5, ge=0)
     webhook_timeout_s: float = Field(default=10.0, gt=0)
     #: ``module:function`` building the per-process pipeline from the settings (see
@@ -86,6 +119,11 @@ class Settings(BaseSettings):
     def upload_dir(self) -> Path:
         """Directory for HTTP uploads (``uploads_dir`` or ``<data_dir>/uploads``)."""
         return self.uploads_dir or self.data_dir / "uploads"
+
+    @property
+    def source_roots(self) -> tuple[Path, ...]:
+        """Folders API sources may lie under, resolved (``sources.roots`` + the uploads)."""
+        return tuple(p.expanduser().resolve() for p in (*self.sources.roots, self.upload_dir))
 
 
 @lru_cache(maxsize=1)

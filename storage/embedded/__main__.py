@@ -47,7 +47,12 @@ def _serve(server: LocalWeaviate) -> None:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     with server:
-        info = {"url": server.url, "grpc_port": server.ports.grpc, "pid": server.pid}
+        info = {
+            "url": server.url,
+            "grpc_port": server.ports.grpc,
+            "api_key": server.api_key,  # this run's key: the server admits nothing else
+            "pid": server.pid,
+        }
         print(json.dumps({**info, "log": str(server.log_path)}), flush=True)
         while not stop["now"] and server.pid is not None:
             time.sleep(0.5)

@@ -1,9 +1,17 @@
 """The real Weaviate server on loopback, one per data directory: :class:`LocalWeaviate`.
 
-:class:`LocalWeaviate` starts the cached build (:mod:`.weaviate_build`) with
-anonymous access, no modules, no telemetry, a given data directory and free
-loopback ports, waits until ``/v1/.well-known/ready`` answers, and stops it without
-leaving orphans (:mod:`.process`).
+:class:`LocalWeaviate` starts the cached build (:mod:`.weaviate_build`) with no
+modules, no telemetry, a given data directory and free loopback ports, waits until
+``/v1/.well-known/ready`` answers, and stops it without leaving orphans
+(:mod:`.process`).
+
+Nobody else on the network gets in. REST, gossip and raft bind 127.0.0.1. Weaviate
+has no bind address for its gRPC API and its cluster data port, which listen on
+every interface, so the server runs with a per-run secret instead of anonymous
+access: an API key for the gRPC and REST APIs, basic auth on the cluster port. The
+Go profiler (with its debug endpoints) is off unless ``profiling=True`` (benchmarks
+only). The key is written to ``DATA_DIR/server.json`` (mode 0600) for processes that
+attach.
 
 One data directory has at most one server. The process that starts it holds an
 exclusive lock on ``DATA_DIR/owner.lock`` and records the server in
@@ -18,11 +26,14 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import time
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from pydantic import SecretStr
 
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedded.process import ServerProcess, free_port, log_tail, port_free
@@ -61,12 +72,36 @@ class Ports:
         return all(port_free(p) for p in (*wanted, self.profiling))
 
 
-def server_env(data_dir: Path, ports: Ports) -> dict[str, str]:
-    """Environment for a single-node, loopback-only, module-free server."""
-    return {
+#: The user the per-run API key belongs to, and the cluster port's basic-auth user.
+SERVER_USER = "chunkweave"
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """One run's credentials: the API key clients use, the cluster port's password."""
+
+    api_key: str
+    cluster_password: str
+
+    @classmethod
+    def new(cls) -> Secrets:
+        """Fresh random credentials."""
+        return cls(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
+
+
+def server_env(
+    data_dir: Path, ports: Ports, keys: Secrets, *, profiling: bool = False
+) -> dict[str, str]:
+    """Environment for a single-node, module-free server that admits only ``keys``."""
+    env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", str(data_dir)),
-        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+        "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
+        "AUTHENTICATION_APIKEY_ENABLED": "true",
+        "AUTHENTICATION_APIKEY_ALLOWED_KEYS": keys.api_key,
+        "AUTHENTICATION_APIKEY_USERS": SERVER_USER,
+        "CLUSTER_BASIC_AUTH_USERNAME": SERVER_USER,
+        "CLUSTER_BASIC_AUTH_PASSWORD": keys.cluster_password,
         "PERSISTENCE_DATA_PATH": str(data_dir),
         "DEFAULT_VECTORIZER_MODULE": "none",
         "ENABLE_MODULES": "",
@@ -83,8 +118,12 @@ def server_env(data_dir: Path, ports: Ports) -> dict[str, str]:
         "RAFT_INTERNAL_RPC_PORT": str(ports.raft + 1),
         "RAFT_BOOTSTRAP_EXPECT": "1",
         "RAFT_JOIN": f"node1:{ports.raft}",
-        "GO_PROFILING_PORT": str(ports.profiling),
     }
+    if profiling:  # binds every interface: for benchmarks on a private machine only
+        env["GO_PROFILING_PORT"] = str(ports.profiling)
+    else:
+        env["GO_PROFILING_DISABLE"] = "true"
+    return env
 
 
 def _is_ready(url: str) -> bool:
@@ -118,6 +157,7 @@ class LocalWeaviate(ServerProcess):
         ready_timeout_s: float = 90.0,
         extra_env: dict[str, str] | None = None,
         binary: Path | None = None,
+        profiling: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.version = version
@@ -127,6 +167,9 @@ class LocalWeaviate(ServerProcess):
         self.ready_timeout_s = ready_timeout_s
         self._ports = ports
         self.extra_env = dict(extra_env or {})
+        #: Run the Go profiler (``/debug/pprof``) on ``ports.profiling``: benchmarks only.
+        self.profiling = profiling
+        self._keys: Secrets | None = None
         self._lock: int | None = None  # fd of owner.lock while this process owns the server
         self.attached = False  # True when using a server another process started
 
@@ -142,9 +185,16 @@ class LocalWeaviate(ServerProcess):
         """REST base URL, e.g. ``http://127.0.0.1:8090``."""
         return f"http://127.0.0.1:{self.ports.http}"
 
+    @property
+    def api_key(self) -> str:
+        """The API key of this run (valid after :meth:`start`)."""
+        if self._keys is None:
+            raise LocalWeaviateError("LocalWeaviate not started")
+        return self._keys.api_key
+
     def config(self, base: WeaviateConfig | None = None) -> WeaviateConfig:
-        """Return ``base`` (or the defaults) pointed at this server."""
-        update = {"url": self.url, "grpc_port": self.ports.grpc, "api_key": None}
+        """Return ``base`` (or the defaults) pointed at this server, with its key."""
+        update = {"url": self.url, "grpc_port": self.ports.grpc, "api_key": SecretStr(self.api_key)}
         return (base or WeaviateConfig()).model_copy(update=update)
 
     def _choose_ports(self) -> Ports:
@@ -167,7 +217,7 @@ class LocalWeaviate(ServerProcess):
         """
         if self.pid is not None or self.attached:
             return self
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         lock = os.open(self.data_dir / "owner.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -180,9 +230,10 @@ class LocalWeaviate(ServerProcess):
         except BaseException:
             self._release()
             raise
-        (self.data_dir / "server.json").write_text(
-            json.dumps({"pid": self.pid, **asdict(self.ports)})
-        )
+        record = self.data_dir / "server.json"
+        fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:  # the key: readable by this user only
+            json.dump({"pid": self.pid, "api_key": self.api_key, **asdict(self.ports)}, fh)
         return self
 
     def _attach(self) -> LocalWeaviate:
@@ -194,9 +245,11 @@ class LocalWeaviate(ServerProcess):
             with contextlib.suppress(OSError, ValueError, TypeError):
                 info = json.loads(record.read_text())
                 info.pop("pid", None)
+                api_key = info.pop("api_key")
                 ports = Ports(**info)
                 if _is_ready(f"http://127.0.0.1:{ports.http}"):
                     self._ports = ports
+                    self._keys = Secrets(api_key, "")
                     self.attached = True
                     return self
             time.sleep(0.2)
@@ -217,6 +270,8 @@ class LocalWeaviate(ServerProcess):
             raise LocalWeaviateError(f"Weaviate server binary not found: {self.binary}")
         binary = self.binary or ensure_binary(self.version)
         self._ports = self._choose_ports()
+        self._keys = Secrets.new()
+        env = server_env(self.data_dir, self.ports, self._keys, profiling=self.profiling)
         args = [str(binary), "--scheme", "http", "--host", "127.0.0.1", "--port"]
         self._start(
             [*args, str(self.ports.http)],
@@ -224,7 +279,7 @@ class LocalWeaviate(ServerProcess):
             name=f"Weaviate at {self.url}",
             log=self.log_path,
             timeout_s=self.ready_timeout_s,
-            env={**server_env(self.data_dir, self.ports), **self.extra_env},
+            env={**env, **self.extra_env},
         )
 
     def stop(self) -> None:

@@ -4,33 +4,40 @@ Stateless: every replica reads and writes the shared Redis, so any replica answe
 for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve``.
 
 - ``POST /jobs``: JSON ``{"sources": [...], "force": false, "webhook_url": null}`` with
-  paths (visible to the workers) or ``s3://`` URIs, or ``multipart/form-data`` with
+  absolute paths under ``CHUNKWEAVE_SOURCES__ROOTS`` (visible to the workers) or
+  ``s3://`` URIs of ``CHUNKWEAVE_SOURCES__BUCKETS``, or ``multipart/form-data`` with
   one or more ``file`` parts (and optional ``webhook_url``). Uploads are written to
   ``Settings.upload_dir`` under their content SHA1, which must be a volume shared
   with every worker (``docker-compose.yml`` mounts one); size limit
   ``max_upload_bytes`` (413 beyond it). Returns ``202 {"job_id": ...}``.
-- ``GET /jobs/{id}`` (``?docs=false`` to omit documents), ``GET /jobs?status=&limit=``.
+- ``GET /jobs/{id}`` (``?docs=false`` to omit documents), ``GET /jobs?status=&limit=&cursor=``
+  (pages: follow ``next_cursor``).
 - ``DELETE /documents/{doc_id}``: enqueue removal of a document; returns its job id.
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
-- Bearer-token auth on everything else when ``Settings.api_token`` is set.
-OpenAPI docs at ``/docs``.
+- Bearer-token auth on everything else when ``Settings.api_token`` is set; then the
+  OpenAPI docs (``/docs``, ``/redoc``, ``/openapi.json``) are off.
+- Bodies are bounded as they stream (:mod:`.limits`): ``max_json_bytes`` for JSON,
+  ``max_upload_bytes`` per file for uploads.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from importlib.metadata import version
 
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from chunkweave.worker.api.limits import BodyLimit
 from chunkweave.worker.api.routes import router
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.metrics import RedisCollector
 from chunkweave.worker.settings import Settings, get_settings
 
-__all__ = ["app_factory", "create_app"]
+__all__ = ["InsecureBindError", "app_factory", "check_bind", "create_app"]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -49,17 +56,64 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         yield
         enq.close()
 
+    # With a token, the API documents itself to no one: docs and schema are off.
+    open_docs = cfg.api_token is None
     app = FastAPI(
         lifespan=lifespan,
         title="chunkweave",
         summary="Structure-aware PDF/DOCX ingestion into Weaviate",
         version=version("chunkweave"),
+        docs_url="/docs" if open_docs else None,
+        redoc_url="/redoc" if open_docs else None,
+        openapi_url="/openapi.json" if open_docs else None,
     )
+    app.add_middleware(BodyLimit, limit_for=partial(body_limit, cfg))
     app.state.settings = cfg
     app.state.enqueuer = enq
     app.state.metrics = registry
     app.include_router(router)
     return app
+
+
+#: Room for multipart boundaries and form fields beyond the uploaded bytes themselves.
+MULTIPART_OVERHEAD = 64 * 1024
+
+
+def body_limit(settings: Settings, content_type: str) -> int:
+    """Bytes a request body of ``content_type`` may have."""
+    if content_type.startswith("multipart/form-data"):
+        return settings.max_upload_bytes + MULTIPART_OVERHEAD
+    return settings.max_json_bytes
+
+
+class InsecureBindError(RuntimeError):
+    """The API was asked to listen beyond loopback with no token."""
+
+
+def is_loopback(host: str) -> bool:
+    """Tell whether ``host`` names only this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, settings: Settings, *, insecure: bool) -> str | None:
+    """Refuse to serve a non-loopback ``host`` without a token; return a warning, if any.
+
+    ``insecure`` lets an operator who has put the API behind their own gate do so
+    anyway, with a warning.
+    """
+    if is_loopback(host) or settings.api_token is not None:
+        return None
+    if not insecure:
+        raise InsecureBindError(
+            f"refusing to serve the API on {host} without a token: set CHUNKWEAVE_API_TOKEN "
+            "(or pass --insecure if something else guards it)"
+        )
+    return f"WARNING: the API on {host} has no token: anyone who reaches it can use it"
 
 
 def app_factory() -> FastAPI:

@@ -1,25 +1,42 @@
-"""The API's routes. Handlers get the settings and the :class:`Enqueuer` from ``app.state``."""
+"""The API's routes. Handlers get the settings and the :class:`Enqueuer` from ``app.state``.
+
+Blocking work (walking a folder, listing a bucket, Redis calls that scale with a job)
+runs in the thread pool, never on the event loop, so ``/healthz`` and other requests
+keep answering while a large job is submitted.
+"""
 
 from __future__ import annotations
 
 import hmac
+import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.datastructures import UploadFile
 
-from chunkweave.worker.api.schemas import JOBS_REQUEST_BODY, JobCreated, SourcesRequest
+from chunkweave.worker.api.schemas import (
+    JOBS_REQUEST_BODY,
+    JobCreated,
+    JobPage,
+    SourcesRequest,
+)
 from chunkweave.worker.api.uploads import store_upload
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import Action, JobState, JobStatus
 from chunkweave.worker.settings import Settings
-from chunkweave.worker.sources import expand
+from chunkweave.worker.sources import (
+    InvalidSourceError,
+    SourceNotFoundError,
+    TooManyDocumentsError,
+    expand_confined,
+)
+from chunkweave.worker.webhook import WebhookRefusedError, redact
 
-#: Room for multipart boundaries and form fields beyond the uploaded bytes themselves.
-_MULTIPART_OVERHEAD = 64 * 1024
+log = logging.getLogger(__name__)
 
 _bearer = HTTPBearer(auto_error=False)
 
@@ -62,7 +79,7 @@ authed = APIRouter(dependencies=[Depends(authorize)])
 
 
 async def _upload_items(request: Request, settings: Settings) -> SourcesRequest:
-    form = await request.form(max_files=1000)
+    form = await request.form(max_files=settings.sources.max_files_per_job, max_fields=16)
     uploads = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
     if not uploads:
         raise HTTPException(422, "multipart request without a 'file' part")
@@ -73,30 +90,52 @@ async def _upload_items(request: Request, settings: Settings) -> SourcesRequest:
     )
 
 
+def _confined(body: SourcesRequest, settings: Settings) -> list[tuple[str, Action]]:
+    """List the documents of the request's sources, each confined (run in the thread pool)."""
+    found = [doc for src in body.sources for doc in expand_confined(src, settings)]
+    limit = settings.sources.max_files_per_job
+    if len(found) > limit:
+        raise TooManyDocumentsError(f"more than {limit} documents for one job")
+    return [(doc, "ingest") for doc in found]
+
+
+def _public(job: JobState) -> JobState:
+    """Return the job as callers see it: the webhook URL redacted (it may carry a token)."""
+    return job.model_copy(update={"webhook_url": redact(job.webhook_url)})
+
+
 @authed.post(
     "/jobs",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=JobCreated,
     openapi_extra=JOBS_REQUEST_BODY,
+    responses={
+        404: {"description": "A source is missing or outside the allowed roots/buckets"},
+        413: {"description": "Body or file too large, or too many documents"},
+        422: {"description": "Malformed body, source or webhook URL"},
+    },
 )
 async def create_job(request: Request, settings: SettingsDep, enq: EnqueuerDep) -> JobCreated:
-    """Queue uploaded files or source URIs for ingestion."""
-    length = int(request.headers.get("content-length") or 0)
-    if length > settings.max_upload_bytes + _MULTIPART_OVERHEAD:
-        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, "request body too large")
-    if request.headers.get("content-type", "").startswith("multipart/form-data"):
-        body = await _upload_items(request, settings)
-        items: list[tuple[str, Action]] = [(s, "ingest") for s in body.sources]
-    else:
-        try:
-            body = SourcesRequest.model_validate_json(await request.body())
-        except ValueError as err:
-            raise HTTPException(422, f"invalid JSON body: {err}") from err
-        try:
-            items = [(doc, "ingest") for src in body.sources for doc in expand(src, settings)]
-        except FileNotFoundError as err:
-            raise HTTPException(404, str(err)) from err
-    job_id = enq.submit(items, force=body.force, webhook_url=body.webhook_url)
+    """Queue uploaded files, or sources under the allowed roots and buckets, for ingestion."""
+    try:
+        if request.headers.get("content-type", "").startswith("multipart/form-data"):
+            body = await _upload_items(request, settings)
+            items: list[tuple[str, Action]] = [(s, "ingest") for s in body.sources]
+        else:
+            try:
+                body = SourcesRequest.model_validate_json(await request.body())
+            except ValueError as err:
+                raise HTTPException(422, f"invalid JSON body: {err}") from err
+            items = await run_in_threadpool(_confined, body, settings)
+        job_id = await run_in_threadpool(
+            enq.submit, items, force=body.force, webhook_url=body.webhook_url
+        )
+    except SourceNotFoundError as err:
+        raise HTTPException(404, str(err)) from err
+    except TooManyDocumentsError as err:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(err)) from err
+    except (InvalidSourceError, WebhookRefusedError) as err:
+        raise HTTPException(422, str(err)) from err
     return JobCreated(job_id=job_id)
 
 
@@ -106,17 +145,23 @@ def get_job(job_id: str, enq: EnqueuerDep, docs: bool = True) -> JobState:
     job = enq.jobs.get(job_id, with_docs=docs)
     if job is None:
         raise HTTPException(404, f"job {job_id} not found")
-    return job
+    return _public(job)
 
 
-@authed.get("/jobs", response_model=list[JobState])
+@authed.get("/jobs", response_model=JobPage)
 def list_jobs(
     enq: EnqueuerDep,
     job_status: Annotated[JobStatus | None, Query(alias="status")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-) -> list[JobState]:
-    """Recent jobs, newest first, optionally filtered by status."""
-    return enq.jobs.list(status=job_status, limit=limit)
+    cursor: Annotated[float | None, Query(description="`next_cursor` of the previous page")] = None,
+) -> JobPage:
+    """One page of jobs, newest first, optionally filtered by status.
+
+    Each request reads a bounded slice of the job index; follow ``next_cursor`` until
+    it is null (with a status filter a page may be short and still have a next one).
+    """
+    jobs, next_cursor = enq.jobs.page(status=job_status, limit=limit, cursor=cursor)
+    return JobPage(jobs=[_public(j) for j in jobs], next_cursor=next_cursor)
 
 
 @authed.delete(
@@ -136,11 +181,12 @@ def metrics(request: Request) -> Response:
 
 @router.get("/healthz")
 def healthz(enq: EnqueuerDep) -> Response:
-    """200 when Redis answers, 503 otherwise."""
+    """200 when Redis answers, 503 otherwise (no detail: it needs no token)."""
     try:
         enq.redis.ping()
     except Exception as err:  # noqa: BLE001 - any failure means unhealthy
-        return JSONResponse({"status": "unavailable", "error": str(err)}, status_code=503)
+        log.warning("healthz: Redis did not answer: %s", err)
+        return JSONResponse({"status": "unavailable"}, status_code=503)
     return JSONResponse({"status": "ok"})
 
 

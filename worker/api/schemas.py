@@ -6,6 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunkweave.worker.jobs import JobState
+
 
 class SourcesRequest(BaseModel):
     """Sources to ingest: files/folders the workers can read, or ``s3://`` URIs."""
@@ -22,6 +24,13 @@ class UploadForm(BaseModel):
 
     file: list[bytes] = Field(description="One or more PDF/DOCX files.")
     webhook_url: str | None = None
+
+
+class JobPage(BaseModel):
+    """A page of ``GET /jobs``; pass ``next_cursor`` back as ``cursor`` for the next."""
+
+    jobs: list[JobState]
+    next_cursor: float | None
 
 
 class JobCreated(BaseModel):

@@ -12,6 +12,8 @@ from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.jobs import JobState
 from chunkweave.worker.settings import get_settings
 
+_INSECURE_HELP = "Serve beyond loopback without a token (something else must guard it)."
+
 
 @click.command()
 @click.option(
@@ -86,15 +88,36 @@ def watch(source: str, polling: bool) -> None:
     show_default=True,
     help="HTTP API port (0 disables the API).",
 )
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP API bind address.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP API bind address; beyond loopback it needs CHUNKWEAVE_API_TOKEN.",
+)
+@click.option("--insecure", is_flag=True, help=_INSECURE_HELP)
 @click.option("--polling", is_flag=True, help="Poll the watched folder (network filesystems).")
 @friendly_errors
-def serve(watch_source: str | None, workers: int, api_port: int, host: str, polling: bool) -> None:
-    """Run the whole service: workers, watcher and HTTP API (embedded Redis/Weaviate if unset)."""
+def serve(
+    watch_source: str | None,
+    workers: int,
+    api_port: int,
+    host: str,
+    insecure: bool,
+    polling: bool,
+) -> None:
+    """Run the whole service: workers, watcher and HTTP API (embedded Redis/Weaviate if unset).
+
+    The API may read the uploads folder and, with --watch, the watched folder or bucket
+    (add more with CHUNKWEAVE_SOURCES__ROOTS / __BUCKETS).
+    """
+    from chunkweave.worker.api import check_bind
     from chunkweave.worker.serve import Service
 
+    settings = get_settings()
+    if api_port and (warning := check_bind(host, settings, insecure=insecure)):
+        click.echo(warning, err=True)
     service = Service(
-        get_settings(),
+        settings,
         watch=watch_source,
         workers=workers,
         api_port=api_port or None,
@@ -227,16 +250,29 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Bind address; beyond loopback it needs CHUNKWEAVE_API_TOKEN.",
+)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(min=1, max=65535))
+@click.option("--insecure", is_flag=True, help=_INSECURE_HELP)
 @friendly_errors
-def api(host: str, port: int) -> None:
-    """Serve the HTTP API (FastAPI + uvicorn; docs at /docs)."""
+def api(host: str, port: int, insecure: bool) -> None:
+    """Serve the HTTP API (FastAPI + uvicorn; docs at /docs when no token is set).
+
+    POST /jobs may name paths under CHUNKWEAVE_SOURCES__ROOTS (default: the uploads
+    folder) and buckets in CHUNKWEAVE_SOURCES__BUCKETS.
+    """
     import uvicorn
 
-    from chunkweave.worker.api import create_app
+    from chunkweave.worker.api import check_bind, create_app
 
-    uvicorn.run(create_app(get_settings()), host=host, port=port, log_level="info")
+    settings = get_settings()
+    if warning := check_bind(host, settings, insecure=insecure):
+        click.echo(warning, err=True)
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
 
 
 def register(group: click.Group) -> None:

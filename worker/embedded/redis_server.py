@@ -5,10 +5,17 @@ free loopback port with its data directory under the caller's directory, waits u
 it answers ``PING`` and stops it on exit (process handling:
 :mod:`chunkweave.storage.embedded.process`). Persistence is the append-only file, so
 an embedded service keeps its queue and job state across restarts.
+
+It binds 127.0.0.1 only and requires a per-run password, so another local user or
+process cannot queue tasks or read job state. The password is in its config file
+(mode 0600, never on a command line) and in :attr:`LocalRedis.url`, which callers
+must treat as a secret (``Settings.redis_url`` is a ``SecretStr``).
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 from pathlib import Path
 
@@ -50,27 +57,38 @@ class LocalRedis(ServerProcess):
         self.port = port or free_port()
         self.persist = persist
         self.start_timeout_s = start_timeout_s
+        self.password = secrets.token_urlsafe(32)
 
     @property
     def url(self) -> str:
-        """The ``redis://`` URL of the running server."""
+        """The ``redis://`` URL of the running server, with its password: a secret."""
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+
+    @property
+    def address(self) -> str:
+        """Where the server listens, safe to print (no password)."""
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> LocalRedis:
         """Start the server and block until it answers ``PING``."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         log = self.data_dir / "redis.log"
-        args = [
-            find_redis_server(),
-            "--bind", "127.0.0.1",
-            "--port", str(self.port),
-            "--dir", str(self.data_dir),
-            "--protected-mode", "yes",
-            "--daemonize", "no",
-            "--save", "",
-            "--appendonly", "yes" if self.persist else "no",
-            "--logfile", str(log),
-        ]  # fmt: skip
+        options = {
+            "bind": "127.0.0.1",
+            "port": str(self.port),
+            "dir": str(self.data_dir),
+            "protected-mode": "yes",
+            "daemonize": "no",
+            "save": '""',
+            "appendonly": "yes" if self.persist else "no",
+            "logfile": str(log),
+            "requirepass": self.password,
+        }
+        conf = self.data_dir / "redis.conf"
+        fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.writelines(f"{key} {value}\n" for key, value in options.items())
+        args = [find_redis_server(), str(conf)]
         client = redis.Redis.from_url(self.url, socket_connect_timeout=0.5)
 
         def answers() -> bool:

@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chunkweave.worker.sources.base import (
+    InvalidSourceError,
     Source,
     SourceNotFoundError,
     Submitter,
+    TooManyDocumentsError,
     Watcher,
     wanted,
 )
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMES",
+    "InvalidSourceError",
+    "TooManyDocumentsError",
+    "expand_confined",
     "Source",
     "SourceNotFoundError",
     "Submitter",
@@ -62,6 +67,21 @@ def expand(uri: str | Path, settings: Settings) -> Iterator[str]:
     Raises ``FileNotFoundError`` for a missing local path.
     """
     return scheme_for(uri).expand(str(uri), settings)
+
+
+def expand_confined(uri: str, settings: Settings) -> list[str]:
+    """Documents under ``uri`` that an API caller may have ingested, at most one job's worth.
+
+    Raises :class:`SourceNotFoundError` (missing or not allowed: one error),
+    :class:`InvalidSourceError` or :class:`TooManyDocumentsError`.
+    """
+    limit = settings.sources.max_files_per_job
+    found: list[str] = []
+    for doc in scheme_for(uri).expand_confined(str(uri), settings):
+        found.append(doc)
+        if len(found) > limit:
+            raise TooManyDocumentsError(f"{uri}: more than {limit} documents for one job")
+    return found
 
 
 def fetched(uri: str, settings: Settings) -> AbstractContextManager[Path]:

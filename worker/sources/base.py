@@ -21,7 +21,7 @@ from chunkweave.worker.jobs import Action, as_text
 if TYPE_CHECKING:
     import redis
 
-    from chunkweave.worker.settings import Settings
+    from chunkweave.worker.settings import Settings, SourcesConfig
 
 _TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".partial", "~")
 
@@ -30,6 +30,22 @@ class SourceNotFoundError(FileNotFoundError):
     """The source named in a task no longer exists."""
 
     code = ErrorCode.NOT_FOUND
+
+
+class InvalidSourceError(ValueError):
+    """The source is not a well-formed URI of its scheme (``s3://`` with no bucket...)."""
+
+
+class TooManyDocumentsError(ValueError):
+    """A source expands to more documents than one job may hold."""
+
+
+def not_allowed(uri: str) -> SourceNotFoundError:
+    """Build the one error for a source that is missing *or* outside what the caller may read.
+
+    Both read the same, so a caller learns nothing about what exists where it may not look.
+    """
+    return SourceNotFoundError(f"{uri}: not found, or not under an allowed root or bucket")
 
 
 def wanted(name: str) -> bool:
@@ -112,6 +128,22 @@ class Source(Protocol):
 
     def expand(self, uri: str, settings: Settings) -> Iterator[str]:
         """Every document under ``uri`` (one file, a folder, a prefix), canonical, sorted."""
+        ...
+
+    def confine(self, uri: str, settings: Settings) -> str:
+        """Return ``uri`` canonical if an API caller may read it (``settings.sources``).
+
+        Raises the :func:`not_allowed` error for a source that is missing or outside the
+        allowed roots or buckets, and :class:`InvalidSourceError` for a malformed URI.
+        """
+        ...
+
+    def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
+        """Like :meth:`expand` on a confined ``uri``, never leaving what is allowed."""
+        ...
+
+    def allowing(self, uri: str, sources: SourcesConfig) -> SourcesConfig:
+        """Return ``sources`` with ``uri`` (a watched folder or prefix) allowed too."""
         ...
 
     def fetched(self, uri: str, settings: Settings) -> AbstractContextManager[Path]:

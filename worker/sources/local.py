@@ -6,12 +6,13 @@ like, are accepted and turned back into paths.
 Watched folders (:class:`FolderWatcher`): enqueue ingest for new/changed documents
 and delete for removed ones.
 
-- Events (watchdog, inotify on Linux): only *close-after-write* and *moves* count, so
-  half-written files and atomic-rename temp files are never picked up; hidden, temp
-  and non-document names are ignored (``chunkweave.worker.sources.base.wanted``). With
-  ``polling=True`` (network filesystems, where inotify sees nothing from other
-  hosts) created/modified files are acted on once their size and mtime have been
-  stable for ``settle_s``.
+- Events (watchdog, inotify on Linux): only *close-after-write* and *moves* count;
+  a closed file is acted on once its size and mtime have been stable for
+  ``settle_s`` (a writer may close and reopen it mid-write), a file moved into place
+  at once. Hidden, temp and non-document names are ignored
+  (:func:`~.base.wanted`), and so is a link that leads out of the watched folder.
+  With ``polling=True`` (network filesystems, where inotify sees nothing from other
+  hosts) created/modified files settle the same way.
 - Reconcile: on start and every ``reconcile_s`` the folder is compared with what the
   watcher last enqueued (a Redis hash ``cw:watch:<folder>`` of path -> mtime:size),
   so files added, changed or removed while the watcher was down are caught up.
@@ -50,28 +51,43 @@ from watchdog.observers.polling import PollingObserver
 
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
+    InvalidSourceError,
     SourceNotFoundError,
     Submitter,
     Watcher,
+    not_allowed,
     remembered,
     submit_and_remember,
     wanted,
 )
 
 if TYPE_CHECKING:
-    from chunkweave.worker.settings import Settings
+    from chunkweave.worker.settings import Settings, SourcesConfig
 
 
-def iter_local(root: Path) -> Iterator[Path]:
-    """Every wanted document under ``root`` (a file or a folder), sorted, hidden dirs skipped."""
+def iter_local(root: Path, *, within: tuple[Path, ...] | None = None) -> Iterator[Path]:
+    """Every wanted document under ``root`` (a file or a folder), resolved and sorted.
+
+    Hidden folders are skipped and folder links are not followed. A file whose link
+    points outside ``within`` (default: ``root`` itself) is skipped: a watched or
+    confined folder never leads to files elsewhere. Each file is yielded once, however
+    many links inside lead to it.
+    """
+    bounds = within if within is not None else (root.resolve(),)
     if root.is_file():
-        yield root.resolve()
+        found = root.resolve()
+        if any(found.is_relative_to(b) for b in bounds):
+            yield found
         return
+    seen: set[Path] = set()  # a link to a file inside is the file: once
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in sorted(filenames):
             if wanted(name):
-                yield (Path(dirpath) / name).resolve()
+                found = (Path(dirpath) / name).resolve()
+                if found not in seen and any(found.is_relative_to(b) for b in bounds):
+                    seen.add(found)
+                    yield found
 
 
 class LocalSource:
@@ -95,6 +111,32 @@ class LocalSource:
             raise FileNotFoundError(f"{path}: no such file or directory")
         for found in iter_local(path):
             yield str(found)
+
+    def confine(self, uri: str, settings: Settings) -> str:
+        """Return the resolved path if it exists under one of ``settings.source_roots``.
+
+        Relative paths are refused (they would resolve against the server's working
+        folder), and links are resolved before the check.
+        """
+        path = Path(uri)
+        if not path.is_absolute():
+            raise InvalidSourceError(f"{uri}: local sources must be absolute paths")
+        resolved = path.resolve()
+        inside = any(resolved.is_relative_to(root) for root in settings.source_roots)
+        if not inside or not resolved.exists():
+            raise not_allowed(uri)
+        return str(resolved)
+
+    def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
+        """Every document under a confined path, links out of the roots skipped."""
+        root = Path(self.confine(uri, settings))
+        for found in iter_local(root, within=settings.source_roots):
+            yield str(found)
+
+    def allowing(self, uri: str, sources: SourcesConfig) -> SourcesConfig:
+        """Add the folder to the allowed roots."""
+        root = Path(uri).expanduser().resolve()
+        return sources.model_copy(update={"roots": (*sources.roots, root)})
 
     @contextmanager
     def fetched(self, uri: str, settings: Settings) -> Iterator[Path]:
@@ -139,7 +181,9 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         src = os.fsdecode(event.src_path)
         if isinstance(event, FileClosedEvent):  # close-after-write (inotify only)
-            self.out.put(("upsert", src))
+            # A writer may close and reopen a file while still writing it: act once its
+            # size and mtime have been stable for settle_s, as in polling mode.
+            self.out.put(("settle", src))
         elif isinstance(event, FileMovedEvent):
             self.out.put(("delete", src))
             self.out.put(("upsert", os.fsdecode(event.dest_path)))
@@ -245,8 +289,15 @@ class FolderWatcher:
             self._decide(ready)
 
     def _inside(self, path: str) -> bool:
+        """Tell whether ``path`` is a watched file.
+
+        It must lie under the root with no hidden folder on the way, and still lie under
+        the root once links are resolved.
+        """
         rel = Path(path).relative_to(self.root) if path.startswith(str(self.root)) else None
-        return rel is not None and not any(part.startswith(".") for part in rel.parts[:-1])
+        if rel is None or any(part.startswith(".") for part in rel.parts[:-1]):
+            return False
+        return Path(path).resolve().is_relative_to(self.root)
 
     # -- loop ------------------------------------------------------------------------
 

@@ -30,16 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
+    InvalidSourceError,
     SourceNotFoundError,
     Submitter,
     Watcher,
+    not_allowed,
     remembered,
     submit_and_remember,
     wanted,
 )
 
 if TYPE_CHECKING:
-    from chunkweave.worker.settings import S3Config, Settings
+    from chunkweave.worker.settings import S3Config, Settings, SourcesConfig
 
 PREFIX = "s3://"
 log = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ def split_s3(uri: str) -> tuple[str, str]:
     rest = uri.removeprefix(PREFIX)
     bucket, _, key = rest.partition("/")
     if not bucket:
-        raise ValueError(f"{uri}: not an s3://bucket/key URI")
+        raise InvalidSourceError(f"{uri}: not an s3://bucket/key URI")
     return bucket, key
 
 
@@ -94,6 +96,27 @@ class S3Source:
         """Every wanted object under the prefix (a full key names just that object)."""
         for found, _etag in iter_s3(s3_client(settings.s3), uri):
             yield found
+
+    def confine(self, uri: str, settings: Settings) -> str:
+        """Return ``uri`` if its bucket is one of ``settings.sources.buckets``."""
+        bucket, _key = split_s3(uri)
+        if bucket not in settings.sources.buckets:
+            raise not_allowed(uri)
+        return uri
+
+    def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
+        """Every wanted object under an allowed prefix (a missing bucket reads as not allowed)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            yield from self.expand(self.confine(uri, settings), settings)
+        except ClientError as err:
+            raise not_allowed(uri) from err
+
+    def allowing(self, uri: str, sources: SourcesConfig) -> SourcesConfig:
+        """Add the bucket to the allowed buckets."""
+        bucket, _prefix = split_s3(uri)
+        return sources.model_copy(update={"buckets": (*sources.buckets, bucket)})
 
     @contextmanager
     def fetched(self, uri: str, settings: Settings) -> Iterator[Path]:

@@ -16,10 +16,12 @@ outcome or a retry (:func:`run_guarded`):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -95,6 +97,25 @@ def notify_job_finished(job_id: str) -> None:
     app.send_task(NOTIFY_TASK, kwargs={"job_id": job_id})
 
 
+def release_upload(run: DocRun) -> None:
+    """Delete an uploaded file once its document is final (stored, failed or deleted).
+
+    Only files under ``upload_dir`` are touched; ``upload_retention=keep`` keeps them
+    unless the document itself was deleted.
+    """
+    settings = run.rt.settings
+    if settings.upload_retention == "keep" and run.action != "delete":
+        return
+    path = Path(run.source)
+    upload_dir = settings.upload_dir.resolve()
+    if not path.is_absolute() or not path.resolve().is_relative_to(upload_dir):
+        return
+    path.unlink(missing_ok=True)
+    if path.parent != upload_dir:
+        with contextlib.suppress(OSError):  # another upload of the same bytes is there
+            path.parent.rmdir()
+
+
 def new_run(
     rt: Runtime, *, job_id: str, source: str, doc_id: str, action: Action = "ingest"
 ) -> DocRun:
@@ -106,6 +127,7 @@ def new_run(
         doc_id=doc_id,
         action=action,
         on_job_finished=notify_job_finished,
+        on_doc_final=release_upload,
     )
 
 

@@ -1,4 +1,8 @@
-"""The completion webhook task: POST a finished job's summary, signed, with retries."""
+"""The completion webhook task: POST a finished job's summary, signed, with retries.
+
+The URL is checked again at delivery (its name may resolve elsewhere by now); a
+refused URL is logged (redacted) and not retried.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from celery import Task
 from chunkweave.worker.celery_app import app
 from chunkweave.worker.runtime import get_runtime
 from chunkweave.worker.tasks.base import NOTIFY_TASK, backoff_s
-from chunkweave.worker.webhook import deliver
+from chunkweave.worker.webhook import WebhookRefusedError, deliver, redact
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +26,22 @@ def send_webhook(self: Task, *, job_id: str) -> None:
     if job is None or not job.webhook_url:
         return
     secret = rt.settings.webhook_secret
+    if secret is None:
+        log.error("job %s: no CHUNKWEAVE_WEBHOOK_SECRET on this worker; webhook not sent", job_id)
+        return
+    summary = job.model_copy(update={"webhook_url": redact(job.webhook_url)})
     try:
         deliver(
             job.webhook_url,
-            job.model_dump_json().encode(),
-            secret=secret.get_secret_value() if secret else None,
+            summary.model_dump_json().encode(),
+            secret=secret.get_secret_value(),
             timeout_s=rt.settings.webhook_timeout_s,
+            allow=rt.settings.webhook_allow_hosts,
         )
+    except WebhookRefusedError as err:
+        log.error("job %s: %s; not sent", job_id, err)
     except Exception as err:
         if self.request.retries >= rt.settings.webhook_retries:
-            log.error("giving up on webhook for job %s: %s", job_id, err)
+            log.error("job %s: giving up on webhook %s: %s", job_id, redact(job.webhook_url), err)
             return
         raise self.retry(exc=err, countdown=backoff_s(self)) from err

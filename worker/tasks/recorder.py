@@ -32,6 +32,7 @@ class DocRun:
         doc_id: str,
         action: Action = "ingest",
         on_job_finished: Callable[[str], None] | None = None,
+        on_doc_final: Callable[[DocRun], None] | None = None,
     ) -> None:
         self.rt = rt
         self.job_id = job_id
@@ -39,6 +40,7 @@ class DocRun:
         self.doc_id = doc_id
         self.action: Action = action
         self.on_job_finished = on_job_finished
+        self.on_doc_final = on_doc_final
         self.sha1: str | None = None
         self.part = ""
         self.attempts = 0
@@ -147,5 +149,8 @@ class DocRun:
             clear_attempts(self.rt.redis, self.doc_id, self.sha1, part=self.part)
 
     def _finish(self, state: DocState) -> None:
-        if self.rt.jobs.set_doc(self.job_id, state) and self.on_job_finished is not None:
+        finished = self.rt.jobs.set_doc(self.job_id, state)
+        if self.on_doc_final is not None:
+            self.on_doc_final(self)
+        if finished and self.on_job_finished is not None:
             self.on_job_finished(self.job_id)
