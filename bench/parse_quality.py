@@ -159,8 +159,9 @@ def group_of(gt: GroundTruth) -> str:
 def truncated(doc: Path, max_pages: int, tmp: Path, *, blind: bool = False) -> Path:
     """Return ``doc`` cut to its first ``max_pages`` pages (PDF only; others unchanged).
 
-    ``max_pages`` 0 keeps every page. With ``blind`` the copy has no outline
-    (bookmarks); a PDF that needs neither change is returned as it is.
+    ``max_pages`` 0 keeps every page. A cut copy keeps the outline entries of its
+    pages; with ``blind`` the copy has no outline (bookmarks) at all. A PDF that
+    needs neither change is returned as it is.
     """
     if doc.suffix.lower() != ".pdf":
         return doc
@@ -171,18 +172,26 @@ def truncated(doc: Path, max_pages: int, tmp: Path, *, blind: bool = False) -> P
         unmark = blind and bool(src.get_toc())
         if not (cut or unmark):
             return doc
-        if cut:
-            out = pymupdf.open()
-            out.insert_pdf(src, from_page=0, to_page=max_pages - 1)
-        else:
-            out = pymupdf.open()
-            out.insert_pdf(src)
-        if blind:
-            out.set_toc([])
+        out = pymupdf.open()
+        out.insert_pdf(src, from_page=0, to_page=(max_pages if cut else src.page_count) - 1)
+        # insert_pdf copies no outline: keep the entries that point into the kept pages
+        # (before, every cut PDF was scored outline-blind without saying so).
+        last = out.page_count
+        toc = [] if blind else [e for e in src.get_toc(simple=True) if 1 <= e[2] <= last]
+        out.set_toc(_top_down(toc))
         target = tmp / doc.name
         out.save(target)
         out.close()
     return target
+
+
+def _top_down(toc: list[list[Any]]) -> list[list[Any]]:
+    """Return outline rows whose levels never jump by more than one (``set_toc`` rule)."""
+    out: list[list[Any]] = []
+    for level, title, page in toc:
+        level = min(int(level), (out[-1][0] + 1) if out else 1)
+        out.append([level, title, page])
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
