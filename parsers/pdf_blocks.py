@@ -144,7 +144,8 @@ def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Elem
     if hint == "footnote" or (hint is None and _is_footnote(text, unit, ctx)):
         return _element("footnote", text, unit, ctx)
     if hint == "list-item" or (hint != "section-header" and is_bulleted(unit[0].text)):
-        return _list_item(unit, ctx)
+        heading = _heading(text, unit, hint, ctx) if _numbered_title(text, unit, ctx) else None
+        return heading or _list_item(unit, ctx)
     heading = _heading(text, unit, hint, ctx)
     if heading is not None:
         return heading
@@ -152,6 +153,21 @@ def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Elem
         # Body text back at (or left of) the outermost marker ends the list.
         ctx.list_stack.clear()
     return _element("paragraph", text, unit, ctx)
+
+
+def _numbered_title(text: str, unit: list[Line], ctx: PageContext) -> bool:
+    """Return True when an enumerated unit ("1. Scope", "(2) Costs") may be a section title.
+
+    An enumerator also opens list items; a numbered unit is a title candidate
+    (still subject to the heading model) when the outline lists it on its page, or
+    when it is one line set wholly in bold without sentence punctuation at its end:
+    list items run on in the body font.
+    """
+    if _BULLET.match(text) or len(unit) > 1:
+        return False
+    if ctx.outline is not None and ctx.outline.match(text, ctx.page, consume=False) is not None:
+        return True
+    return unit[0].bold and not text.rstrip().endswith((".", ",", ";", ":"))
 
 
 def _is_caption(text: str, unit: list[Line], body: float) -> bool:

@@ -62,10 +62,15 @@ def sample_pages(page_count: int, limit: int = SAMPLE_PAGES) -> list[int]:
 
 
 def heading_units(lines: list[Line]) -> list[list[Line]]:
-    """Split lines into MuPDF-block groups (the profile's cheap stand-in for paragraphs)."""
+    """Split lines into MuPDF-block groups, cut where the font style changes.
+
+    A block is the profile's cheap stand-in for a paragraph; word processors often
+    put a bold title line in the same block as the paragraph under it, so a change
+    of style (size or weight) also starts a unit, as it does on the page.
+    """
     groups: list[list[Line]] = []
     for line in lines:
-        if groups and groups[-1][-1].block == line.block:
+        if groups and groups[-1][-1].block == line.block and groups[-1][-1].style == line.style:
             groups[-1].append(line)
         else:
             groups.append([line])
