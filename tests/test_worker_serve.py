@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -62,7 +63,10 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
         "--workers", "1", "--api-port", str(port),
     ]  # fmt: skip
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT)
+        # Its own process group, as a terminal's foreground job has.
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
     api = f"http://127.0.0.1:{port}"
     try:
 
@@ -75,6 +79,23 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
         wait_for(healthy, timeout_s=90, what="serve API healthy", interval_s=0.5)
         assert "started embedded Redis" in log.read_text()
 
+        # A second terminal, no CHUNKWEAVE_REDIS_URL: status and enqueue find serve's Redis.
+        cli = str(Path(sys.executable).parent / "chunkweave")
+        other = Path(shutil.copy(corpus / "lorem_ipsum.docx", tmp_path / "other.docx"))
+        queued = subprocess.run(
+            [cli, "enqueue", "--json", str(other)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert queued.returncode == 0, queued.stderr
+        assert "using the running `chunkweave serve`'s embedded Redis" in queued.stderr
+        job_id = json.loads(queued.stdout)["job_id"]
+        shown = subprocess.run(
+            [cli, "status", "--json", job_id],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["id"] == job_id
+
         doc = Path(shutil.copy(corpus / "lorem_ipsum.docx", inbox / "lorem.docx"))
         doc_id = doc_id_for(doc)
         wait_for(lambda: stored.store.count(doc_id) > 0, timeout_s=120, what="watched file stored")
@@ -86,12 +107,22 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
 
         children = _descendants(proc.pid)
         assert children, "serve started no child processes"
-        proc.send_signal(signal.SIGINT)  # Ctrl-C
-        assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
+        assert proc.wait(timeout=90) == 0, log.read_text()[-3000:]
         deadline = time.monotonic() + 10
         while (left := {p for p in children if _alive(p)}) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not left, f"processes left after shutdown: {left}"
+        out = log.read_text()
+        assert "Cannot connect to redis" not in out and "Connection refused" not in out, out
+        steps = [
+            "stopping the watcher",
+            "stopping the api",
+            "stopping the worker",
+            "stopping the embedded Redis",  # (Weaviate is the test's own here)
+        ]
+        at = [out.find(step) for step in steps]
+        assert -1 not in at and at == sorted(at), out[-3000:]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -7,7 +7,8 @@ Producers send tasks by name (``send_task``): they need Redis, not the pipeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from chunkweave.storage.ingest import doc_id_for
@@ -17,6 +18,10 @@ from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.sources import expand, normalize
 from chunkweave.worker.webhook import WebhookRefusedError, check_url
+
+#: Scheme of document ids that callers choose (``document_id``), e.g. ``doc://report-q3``.
+DOC_ID_SCHEME = "doc://"
+_DOCUMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}")
 
 _TASKS: dict[Action, str] = {
     "ingest": "chunkweave.ingest_document",
@@ -36,6 +41,24 @@ def check_webhook(url: str, settings: Settings) -> None:
     check_url(url)
 
 
+def named_doc_id(document_id: str) -> str:
+    """Return the doc id for a caller-chosen ``document_id`` (``doc://<document_id>``).
+
+    A caller that names its document (``report-q3``) gets the same doc id for every
+    version it uploads, so a new version replaces the old one incrementally (unchanged
+    chunks are kept, stale ones pruned) instead of adding a second document. Without a
+    name, a document's id is its source: the path or ``s3://`` URI.
+    Raises ``ValueError`` for an empty or odd id (up to 256 of ``A-Z a-z 0-9 . _ : / @ + -``).
+    """
+    name = document_id.removeprefix(DOC_ID_SCHEME)
+    if not _DOCUMENT_ID.fullmatch(name):
+        raise ValueError(
+            f"document_id {document_id!r}: use 1-256 of A-Z a-z 0-9 . _ : / @ + - "
+            "(starting with a letter or digit)"
+        )
+    return DOC_ID_SCHEME + name
+
+
 class Enqueuer:
     """Creates jobs and sends their tasks. One per process is plenty."""
 
@@ -52,18 +75,26 @@ class Enqueuer:
         force: bool = False,
         webhook_url: str | None = None,
         on_each: Callable[[str], None] | None = None,
+        doc_ids: Mapping[str, str] | None = None,
     ) -> str:
         """Create a job for ``(source, action)`` items, send its tasks, return the job id.
 
         Sources are normalised; the same document twice in one job is sent once.
-        ``on_each`` is called with each source as it is enqueued (progress bars).
+        ``doc_ids`` maps a source (as given) to the doc id it is stored under (see
+        :func:`named_doc_id`); other sources are stored under their own URI. A
+        ``delete`` may name a ``doc://`` id directly. ``on_each`` is called with each
+        source as it is enqueued (progress bars).
         """
         if webhook_url:
             check_webhook(webhook_url, self.settings)
         job_id = self.jobs.create(webhook_url=webhook_url)
+        named = doc_ids or {}
         for raw, action in items:
-            source = normalize(raw)
-            doc_id = doc_id_for(source)
+            if action == "delete" and raw.startswith(DOC_ID_SCHEME):
+                source = doc_id = raw  # the ledger knows its source
+            else:
+                source = normalize(raw)
+                doc_id = named.get(raw) or doc_id_for(source)
             state = DocState(doc_id=doc_id, source=source, status="queued", action=action)
             if self.jobs.add_docs(job_id, [state]):
                 kwargs: dict[str, object] = {"job_id": job_id, "source": source, "doc_id": doc_id}
@@ -88,6 +119,7 @@ def enqueue(
     *sources: str | Path,
     force: bool = False,
     webhook_url: str | None = None,
+    document_id: str | None = None,
     settings: Settings | None = None,
 ) -> str:
     """Queue documents for ingestion by the workers; return the job id.
@@ -95,11 +127,21 @@ def enqueue(
     Each source may be a file, a folder (every PDF/DOCX under it) or an
     ``s3://bucket/prefix``; workers must be able to read local paths (shared
     filesystem). Track progress with ``chunkweave status JOB`` or ``GET /jobs/JOB``.
-    Needs ``CHUNKWEAVE_REDIS_URL`` (or ``settings.redis_url``).
+
+    ``document_id`` names the document (one file only): each version enqueued under
+    the same name replaces the previous one (see :func:`named_doc_id`); without it a
+    document is identified by its path or URI. Needs ``CHUNKWEAVE_REDIS_URL`` (or
+    ``settings.redis_url``, or a running ``chunkweave serve``).
     """
     enq = Enqueuer(settings)
     try:
         found = [doc for src in sources for doc in expand(src, enq.settings)]
-        return enq.submit(((s, "ingest") for s in found), force=force, webhook_url=webhook_url)
+        ids: dict[str, str] = {}
+        if document_id is not None:
+            if len(found) != 1:
+                raise ValueError(f"document_id names one document; the sources hold {len(found)}")
+            ids[found[0]] = named_doc_id(document_id)
+        items: list[tuple[str, Action]] = [(s, "ingest") for s in found]
+        return enq.submit(items, force=force, webhook_url=webhook_url, doc_ids=ids)
     finally:
         enq.close()

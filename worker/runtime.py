@@ -10,10 +10,13 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import redis
+from pydantic import SecretStr
 
 from chunkweave.storage.protocols import IngestPipeline
+from chunkweave.worker.embedded.redis_server import running_redis
 from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.settings import Settings, get_settings
 
@@ -30,6 +33,21 @@ def redis_url(settings: Settings) -> str:
             "or run `chunkweave serve`, which starts an embedded Redis"
         )
     return settings.redis_url.get_secret_value()
+
+
+def with_running_redis(settings: Settings) -> tuple[Settings, str | None]:
+    """Point settings with no Redis URL at a running ``serve``'s embedded Redis, if any.
+
+    Returns the settings (unchanged when a URL is configured or nothing runs) and, when
+    it attached, where to (the address without its password), for one line of output.
+    """
+    if settings.redis_url is not None and settings.redis_url.get_secret_value():
+        return settings, None
+    url = running_redis(Path(settings.data_dir) / "redis")
+    if url is None:
+        return settings, None
+    attached = settings.model_copy(update={"redis_url": SecretStr(url)})
+    return attached, "redis://" + url.rpartition("@")[2]
 
 
 def redis_client(settings: Settings) -> redis.Redis:

@@ -2,11 +2,15 @@
 
 Without ``CHUNKWEAVE_REDIS_URL`` an embedded ``redis-server`` is started (data under
 ``<data_dir>/redis``); without ``CHUNKWEAVE_WEAVIATE__URL`` the embedded Weaviate of
-``chunkweave.storage.embedded.weaviate`` (data under ``<data_dir>/weaviate``). Workers and the API
-run as child processes that inherit those URLs through the environment; the
-watcher runs in this process. SIGINT/SIGTERM (or any child dying) stops everything:
-watcher first (no new jobs), then the API, then the workers with a warm shutdown
-(running tasks finish or are redelivered later), then the embedded servers.
+:mod:`chunkweave.storage.embedded.weaviate` (data under ``<data_dir>/weaviate``).
+Workers and the API run as child processes that inherit those URLs through the
+environment; the watcher runs in this process.
+
+Every child and embedded server runs in its own session, so a terminal's Ctrl-C
+(SIGINT to the foreground process group) reaches only ``serve``, which then stops
+everything in order with one line per step and a bounded wait each: the watcher (no
+new jobs), the API, the workers (a warm shutdown: running tasks finish or are
+redelivered later), then Weaviate and Redis. Any child dying stops the service too.
 """
 
 from __future__ import annotations
@@ -92,12 +96,15 @@ class Service:
         data = Path(settings.data_dir)
         if settings.redis_url is None or not settings.redis_url.get_secret_value():
             server = stack.enter_context(LocalRedis(data / "redis"))
+            stack.callback(self.say, "stopping the embedded Redis")
             settings = settings.model_copy(update={"redis_url": SecretStr(server.url)})
             self.say(f"started embedded Redis on {server.address} (data: {data / 'redis'})")
         if settings.weaviate.url is None:
             from chunkweave.storage.embedded.weaviate import LocalWeaviate
 
             weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
+            if not weaviate.attached:
+                stack.callback(self.say, "stopping the embedded Weaviate")
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
             how = "using running" if weaviate.attached else "started"
             self.say(f"{how} embedded Weaviate on {weaviate.url} (data: {data / 'weaviate'})")
@@ -151,18 +158,20 @@ class Service:
         thread = threading.Thread(target=target, args=(self.stop,), name="watcher", daemon=True)
         thread.start()
         stack.callback(lambda: thread.join(timeout=10))
+        stack.callback(self.say, "stopping the watcher")
         self.say(f"watching {self.watch}")
         return thread
 
     def _stop_children(self) -> None:
         # API first (stop taking jobs), then workers: SIGTERM is Celery's warm shutdown.
-        for _name, proc in reversed(self.children):
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
         for name, proc in reversed(self.children):
+            if proc.poll() is not None:
+                continue
+            self.say(f"stopping the {name} (up to {_STOP_GRACE_S:.0f}s)")
+            os.killpg(proc.pid, signal.SIGTERM)
             try:
                 proc.wait(timeout=_STOP_GRACE_S)
             except subprocess.TimeoutExpired:
-                log.warning("%s did not stop in %.0fs: killing it", name, _STOP_GRACE_S)
+                self.say(f"the {name} did not stop in {_STOP_GRACE_S:.0f}s: killing it")
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)

@@ -25,16 +25,15 @@ from chunkweave.worker.api.schemas import (
     SourcesRequest,
 )
 from chunkweave.worker.api.uploads import store_upload
-from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.enqueue import Enqueuer, named_doc_id
 from chunkweave.worker.jobs import Action, JobState, JobStatus
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import (
-    InvalidSourceError,
     SourceNotFoundError,
     TooManyDocumentsError,
     expand_confined,
 )
-from chunkweave.worker.webhook import WebhookRefusedError, redact
+from chunkweave.worker.webhook import redact
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +77,24 @@ router = APIRouter()
 authed = APIRouter(dependencies=[Depends(authorize)])
 
 
-async def _upload_items(request: Request, settings: Settings) -> SourcesRequest:
-    form = await request.form(max_files=settings.sources.max_files_per_job, max_fields=16)
+async def _upload_items(
+    request: Request, settings: Settings
+) -> tuple[SourcesRequest, dict[str, str]]:
+    """Store the uploaded files; return the request and their doc ids, if named."""
+    form = await request.form(max_files=settings.sources.max_files_per_job, max_fields=1024)
     uploads = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
     if not uploads:
         raise HTTPException(422, "multipart request without a 'file' part")
+    names = [n for n in form.getlist("document_id") if isinstance(n, str)]
+    if names and len(names) != len(uploads):
+        raise HTTPException(422, f"{len(names)} document_id fields for {len(uploads)} files")
+    ids = [named_doc_id(n) for n in names]  # ValueError: 422 below, before anything is stored
     stored = [str(await store_upload(upload, settings)) for upload in uploads]
     hook = form.get("webhook_url")
-    return SourcesRequest(
+    body = SourcesRequest(
         sources=stored, webhook_url=hook if isinstance(hook, str) and hook else None
     )
+    return body, dict(zip(stored, ids, strict=False))
 
 
 def _confined(body: SourcesRequest, settings: Settings) -> list[tuple[str, Action]]:
@@ -119,7 +126,7 @@ async def create_job(request: Request, settings: SettingsDep, enq: EnqueuerDep) 
     """Queue uploaded files, or sources under the allowed roots and buckets, for ingestion."""
     try:
         if request.headers.get("content-type", "").startswith("multipart/form-data"):
-            body = await _upload_items(request, settings)
+            body, doc_ids = await _upload_items(request, settings)
             items: list[tuple[str, Action]] = [(s, "ingest") for s in body.sources]
         else:
             try:
@@ -127,14 +134,21 @@ async def create_job(request: Request, settings: SettingsDep, enq: EnqueuerDep) 
             except ValueError as err:
                 raise HTTPException(422, f"invalid JSON body: {err}") from err
             items = await run_in_threadpool(_confined, body, settings)
+            doc_ids = {}
+            if body.document_id is not None:
+                if len(items) != 1:
+                    raise ValueError(
+                        f"document_id names one document; the sources hold {len(items)}"
+                    )
+                doc_ids = {items[0][0]: named_doc_id(body.document_id)}
         job_id = await run_in_threadpool(
-            enq.submit, items, force=body.force, webhook_url=body.webhook_url
+            enq.submit, items, force=body.force, webhook_url=body.webhook_url, doc_ids=doc_ids
         )
     except SourceNotFoundError as err:
         raise HTTPException(404, str(err)) from err
     except TooManyDocumentsError as err:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(err)) from err
-    except (InvalidSourceError, WebhookRefusedError) as err:
+    except ValueError as err:  # malformed source, webhook URL or document_id
         raise HTTPException(422, str(err)) from err
     return JobCreated(job_id=job_id)
 

@@ -17,6 +17,15 @@ class SourcesRequest(BaseModel):
     sources: list[str] = Field(min_length=1)
     force: bool = False
     webhook_url: str | None = None
+    document_id: str | None = Field(
+        default=None,
+        description=(
+            "Names the document (one source, one file): a later job with the same "
+            "document_id replaces this version (unchanged chunks kept, stale ones "
+            "removed); stored as doc id `doc://<document_id>`. Without it a document "
+            "is identified by its path or URI, and an upload by its content."
+        ),
+    )
 
 
 class UploadForm(BaseModel):
@@ -24,6 +33,14 @@ class UploadForm(BaseModel):
 
     file: list[bytes] = Field(description="One or more PDF/DOCX files.")
     webhook_url: str | None = None
+    document_id: list[str] | None = Field(
+        default=None,
+        description=(
+            "One per file, in order: names each uploaded document, so uploading a new "
+            "version under the same name replaces the old one. Without it an upload "
+            "is identified by its content (a new version is a new document)."
+        ),
+    )
 
 
 class JobPage(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from datetime import UTC, datetime
@@ -10,9 +11,24 @@ import click
 
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.jobs import JobState
-from chunkweave.worker.settings import get_settings
+from chunkweave.worker.runtime import with_running_redis
+from chunkweave.worker.settings import Settings, get_settings
 
 _INSECURE_HELP = "Serve beyond loopback without a token (something else must guard it)."
+
+
+def _service_settings() -> Settings:
+    """Load the settings; with no Redis configured, use a running ``serve``'s, and say so.
+
+    The URL also goes into this process's environment, where the Celery app and any
+    worker child processes read it.
+    """
+    settings, attached = with_running_redis(get_settings())
+    if attached is not None and settings.redis_url is not None:
+        os.environ["CHUNKWEAVE_REDIS_URL"] = settings.redis_url.get_secret_value()
+        get_settings.cache_clear()
+        click.echo(f"using the running `chunkweave serve`'s embedded Redis ({attached})", err=True)
+    return settings
 
 
 @click.command()
@@ -28,12 +44,10 @@ _INSECURE_HELP = "Serve beyond loopback without a token (something else must gua
 @friendly_errors
 def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
     """Run a Celery worker (prefork pool) consuming ingest tasks from Redis."""
-    import os
-
     from chunkweave.worker.celery_app import app
     from chunkweave.worker.runtime import redis_url
 
-    settings = get_settings()
+    settings = _service_settings()
     redis_url(settings)  # fail early and clearly without a broker
     argv = [
         "worker", "--pool", "prefork", "--loglevel", loglevel,
@@ -52,7 +66,7 @@ def watch(source: str, polling: bool) -> None:
     from chunkweave.worker import sources
     from chunkweave.worker.enqueue import Enqueuer
 
-    settings = get_settings()
+    settings = _service_settings()
     enq = Enqueuer(settings)
     stop = threading.Event()
     runner = sources.watcher(source, enq, polling=polling).run
@@ -139,7 +153,7 @@ def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json:
     from chunkweave.worker.enqueue import Enqueuer
     from chunkweave.worker.sources import expand
 
-    enq = Enqueuer(get_settings())
+    enq = Enqueuer(_service_settings())
     try:
         found = [doc for src in sources for doc in expand(src, enq.settings)]
         job_id = enq.submit(((s, "ingest") for s in found), force=force, webhook_url=webhook)
@@ -169,7 +183,7 @@ def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
     from chunkweave.worker.enqueue import Enqueuer
     from chunkweave.worker.sources import expand
 
-    enq = Enqueuer(get_settings())
+    enq = Enqueuer(_service_settings())
     try:
         with Progress(transient=False) as progress:
             found = list(expand(source, enq.settings))
@@ -222,7 +236,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     from chunkweave.worker.jobs import JobStore
     from chunkweave.worker.runtime import redis_client
 
-    settings = get_settings()
+    settings = _service_settings()
     store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
     if job_id is None:
         jobs = store.list(status=job_status, limit=limit)  # type: ignore[arg-type]
@@ -269,7 +283,7 @@ def api(host: str, port: int, insecure: bool) -> None:
 
     from chunkweave.worker.api import check_bind, create_app
 
-    settings = get_settings()
+    settings = _service_settings()
     if warning := check_bind(host, settings, insecure=insecure):
         click.echo(warning, err=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")

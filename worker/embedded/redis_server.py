@@ -6,6 +6,10 @@ it answers ``PING`` and stops it on exit (process handling:
 :mod:`chunkweave.storage.embedded.process`). Persistence is the append-only file, so
 an embedded service keeps its queue and job state across restarts.
 
+While it runs, ``DATA_DIR/server.json`` (mode 0600) records its URL, so other
+commands on the same data directory (``chunkweave status`` in a second terminal) use
+it: :func:`running_redis`.
+
 It binds 127.0.0.1 only and requires a per-run password, so another local user or
 process cannot queue tasks or read job state. The password is in its config file
 (mode 0600, never on a command line) and in :attr:`LocalRedis.url`, which callers
@@ -14,6 +18,8 @@ must treat as a secret (``Settings.redis_url`` is a ``SecretStr``).
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -35,6 +41,25 @@ def find_redis_server() -> str:
             "or set CHUNKWEAVE_REDIS_URL to an existing Redis"
         )
     return found
+
+
+RECORD = "server.json"
+
+
+def running_redis(data_dir: Path) -> str | None:
+    """Return the URL of the embedded Redis serving ``data_dir`` right now, or None."""
+    record = Path(data_dir) / RECORD
+    try:
+        url = json.loads(record.read_text())["url"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
+    try:
+        return str(url) if client.ping() else None
+    except redis.RedisError:
+        return None  # a record left by a server that is gone
+    finally:
+        client.close()
 
 
 class LocalRedis(ServerProcess):
@@ -108,4 +133,13 @@ class LocalRedis(ServerProcess):
             )
         finally:
             client.close()
+        fd = os.open(self.data_dir / RECORD, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"url": self.url, "pid": self.pid}, fh)
         return self
+
+    def stop(self) -> None:
+        """Stop the server and remove its record."""
+        with contextlib.suppress(OSError):
+            (self.data_dir / RECORD).unlink()
+        super().stop()

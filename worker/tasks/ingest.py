@@ -60,4 +60,5 @@ def delete_document(task: Task, run: DocRun) -> dict[str, Any]:
     run.running(stage="deleting")
     with write_lock(task, run):
         outcome = run.rt.pipeline.delete(run.doc_id)
+    run.source = outcome.source  # what the ledger had: a named document's upload
     return run.done(outcome)

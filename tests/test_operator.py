@@ -1,0 +1,92 @@
+"""Issue 16: the service as app builders meet it (real Redis, Weaviate, workers, MiniLM).
+
+- A named upload (``document_id``) is one document across versions: v2 replaces v1
+  incrementally, as a changed file in a watched folder does.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import docx
+import pytest
+from fastapi.testclient import TestClient
+
+from chunkweave.parsers import parse_document
+from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.worker.api import create_app
+from chunkweave.worker.settings import Settings
+from tests.fixtures_services import WorkerProcs, wait_for
+
+pytestmark = pytest.mark.integration
+
+SECTIONS = {
+    "Scope": "This policy covers every laptop, phone and tablet issued to staff. " * 6,
+    "Retention": "Backups are kept for ninety days and then destroyed securely. " * 6,
+    "Contacts": "Questions go to the service desk on extension 4242 during office hours. " * 6,
+}
+
+
+def _report(edited: str | None = None) -> bytes:
+    """A small DOCX with three sections; ``edited`` replaces the Retention text."""
+    document = docx.Document()
+    document.add_heading("Device policy", level=0)
+    for heading, text in SECTIONS.items():
+        document.add_heading(heading, level=1)
+        document.add_paragraph(edited if edited and heading == "Retention" else text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def _upload(client: TestClient, body: bytes, name: str) -> dict:
+    resp = client.post(
+        "/jobs",
+        files=[("file", ("report.docx", body, "application/octet-stream"))],
+        data={"document_id": name},
+    )
+    assert resp.status_code == 202, resp.text
+    job_id = resp.json()["job_id"]
+    job = wait_for(
+        lambda: (j := client.get(f"/jobs/{job_id}").json())["finished_at"] and j,
+        timeout_s=180,
+        what=f"job {job_id}",
+    )
+    assert isinstance(job, dict)
+    return job
+
+
+def test_a_named_upload_replaces_its_previous_version(
+    pipeline_env, pipeline_settings: Settings, stored: Pipeline, workers: WorkerProcs, tmp_path
+):
+    workers.start(pipeline_env)
+    v1 = _report()
+    v2 = _report(edited="Backups are now kept for thirty days, then destroyed. " * 6)
+    with TestClient(create_app(pipeline_settings)) as client:
+        first = _upload(client, v1, "device-policy")
+        second = _upload(client, v2, "device-policy")
+        bad = client.post(
+            "/jobs",
+            files=[("file", ("x.docx", v1, "application/octet-stream"))],
+            data={"document_id": "../../etc"},
+        )
+    assert bad.status_code == 422
+    (d1,), (d2,) = first["docs"], second["docs"]
+    assert d1["doc_id"] == d2["doc_id"] == "doc://device-policy"
+    assert (d1["status"], d1["outcome"]) == ("done", "added"), d1
+    assert (d2["status"], d2["outcome"]) == ("done", "updated"), d2
+    # Only what changed was embedded again; the old Retention chunk is gone.
+    assert d2["chunks_unchanged"] >= 1 and d2["chunks_added"] >= 1, d2
+    assert d2["chunks_deleted"] == d2["chunks_added"], d2
+
+    doc_id = d2["doc_id"]
+    entries = [e for e in stored.ledger.entries() if e.doc_id == doc_id]
+    assert len(entries) == 1  # one document, not two
+    local = tmp_path / "v2.docx"
+    local.write_bytes(v2)
+    expected = stored.chunk(parse_document(local), source=entries[0].source, doc_id=doc_id)
+    assert stored.store.doc_uuids(doc_id) == {chunk_uuid(c.id) for c in expected}
+    # The uploads themselves are gone once stored (the default retention).
+    assert not Path(entries[0].source).exists()
