@@ -21,7 +21,7 @@ from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.ids import assign_ids, sha1_hex
 from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunkweave.chunking.parents import parent_groups, section_parents
-from chunkweave.chunking.sections import elements_drafts, headings_drafts
+from chunkweave.chunking.sections import elements_drafts, faq_drafts, headings_drafts
 from chunkweave.chunking.semantic import semantic_chunker
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft
@@ -132,6 +132,8 @@ def _drafts(doc: ParsedDocument, budget: Budget, embed: Embed | None) -> Iterato
         return elements_drafts(elements, budget)
     if strategy == "headings":
         return headings_drafts(elements, budget)
+    if strategy == "faq":
+        return faq_drafts(elements, budget)
     if strategy == "semantic":
         assert embed is not None
         return baselines.baseline_drafts(elements, budget, semantic_chunker(embed))
@@ -186,6 +188,7 @@ def _assemble(
                 embed_text=r.embed_text,
                 type=r.type,
                 heading_path=r.heading_path,
+                section_headings=r.section_headings,
                 page_start=r.pages[0] if r.pages else None,
                 page_end=r.pages[-1] if r.pages else None,
                 pages=r.pages,

@@ -37,6 +37,7 @@ class Rendered:
     element_orders: tuple[int, ...]
     token_count: int
     sections: tuple[int, ...]
+    section_headings: tuple[str, ...] = ()
     table_id: str | None = None
     table_row_start: int | None = None
     table_row_end: int | None = None
@@ -170,7 +171,6 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
     pieces = draft.pieces
     text = join_pieces(pieces)
     path = common_path(pieces)
-    embed_text = budget.embed_text(text, path)
     meter = budget.meter
     # One pass over the pieces collects what the fields need.
     cost_of = meter.cost
@@ -184,8 +184,16 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
             pages.add(piece.page)
         orders.add(piece.order)
         sections.add(piece.section)
+    listed: tuple[str, ...] = ()
+    context_path = path
+    if len(sections) > 1 and budget.opts.merge_sections == "listed":
+        # Merged sections stay addressable: their headings follow the common path.
+        listed = merged_headings(pieces, path)
+        if listed:
+            context_path = (*path, LISTED_SEPARATOR.join(listed))
+    embed_text = budget.embed_text(text, context_path)
     # The context line in front of prose is the one ``context_cost`` has costed.
-    estimate = meter.base + budget.context_cost(path) + text_cost
+    estimate = meter.base + budget.context_cost(context_path) + text_cost
     return Rendered(
         text=text,
         embed_text=embed_text,
@@ -195,7 +203,28 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
         element_orders=tuple(sorted(orders)),
         token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
         sections=tuple(sorted(sections)),
+        section_headings=listed,
     )
+
+
+#: Joins the headings of merged sections in the context line ("Doc > FAQ > Q1; Q2").
+LISTED_SEPARATOR = "; "
+
+
+def merged_headings(pieces: tuple[Piece, ...], path: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the headings of the sections directly under ``path`` that ``pieces`` cover.
+
+    In reading order, each once: the path component right below the common
+    ``path`` of every piece that sits deeper than it.
+    """
+    depth = len(path)
+    out: list[str] = []
+    for piece in pieces:
+        if len(piece.path) > depth:
+            name = piece.path[depth]
+            if name not in out:
+                out.append(name)
+    return tuple(out)
 
 
 def _estimate(meter: Meter, embed_text: str, text: str, text_cost: int) -> int:

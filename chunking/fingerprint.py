@@ -13,7 +13,7 @@ from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import ChunkOptions
 
 #: Bump whenever a code change alters the chunks produced for the same inputs.
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 
 
 def chunker_fingerprint(opts: ChunkOptions, counter_name: str) -> str:

@@ -7,8 +7,18 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 Strategy = Literal[
-    "elements", "headings", "fixed", "sliding", "sentences", "recursive", "pages", "semantic"
+    "elements",
+    "headings",
+    "faq",
+    "fixed",
+    "sliding",
+    "sentences",
+    "recursive",
+    "pages",
+    "semantic",
 ]
+#: How whole sections that merge into one chunk are labelled (see ``ChunkOptions``).
+SectionMerge = Literal["parent", "listed", "never"]
 ChunkType = Literal["text", "table", "list", "code", "formula", "figure", "section"]
 TableFormat = Literal["markdown", "html"]
 
@@ -49,6 +59,14 @@ class ChunkOptions(BaseModel):
     it before chunking; see ``resolved``). ``include_furniture`` keeps running
     headers/footers and contents/index entries (:mod:`chunkweave.chunking.navigation`), which
     every strategy leaves out by default.
+
+    ``min_tokens``: sections smaller than this merge with a neighbour (``elements``)
+    or into their predecessor (``headings``). ``merge_sections`` says how sections
+    that merge stay addressable: ``parent`` labels the chunk with the common parent
+    path only; ``listed`` also names each merged section's heading in the context
+    line (and in ``Chunk.section_headings``); ``never`` merges no section that has a
+    heading of its own with a sibling (empty headings still join their neighbour).
+    The ``faq`` strategy never merges, whatever this says.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,6 +76,7 @@ class ChunkOptions(BaseModel):
     target_tokens: int | None = Field(default=None, gt=8)
     min_tokens: int = Field(default=48, ge=0)
     overlap_tokens: int = Field(default=0, ge=0)
+    merge_sections: SectionMerge = "listed"
     section_level: int = Field(default=3, ge=1)
     heading_level: int | None = Field(default=None, ge=1)
     stride_tokens: int | None = Field(default=None, gt=0)
@@ -74,7 +93,9 @@ class Chunk(BaseModel):
     ``text`` is what is stored and shown; ``embed_text`` is what is embedded (a
     context line with document title and heading path, plus the caption for tables,
     in front of ``text`` when contextualisation is on). ``id`` is the SHA1 hex from
-    :func:`chunkweave.chunking.ids.chunk_id`.
+    :func:`chunkweave.chunking.ids.chunk_id`. ``section_headings`` names the sections
+    merged into a chunk below its ``heading_path`` (``merge_sections="listed"``;
+    empty for a chunk of one section).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -86,6 +107,7 @@ class Chunk(BaseModel):
     embed_text: str
     type: ChunkType
     heading_path: tuple[str, ...] = ()
+    section_headings: tuple[str, ...] = ()
     page_start: int | None = None
     page_end: int | None = None
     pages: tuple[int, ...] = ()

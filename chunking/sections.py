@@ -17,10 +17,22 @@ chunk is labelled with the common path (never with a heading that does not cover
 all of it).
 
 ``headings``: one chunk per section at a chosen heading level (auto: the deepest
-level used at least twice), sub-split over the hard budget, then consecutive
-chunks under ``min_tokens`` merged while they fit.
+level used at least twice), sub-split over the hard budget; a chunk under
+``min_tokens`` merges into its predecessor while it fits (a heading with nothing
+under it joins what follows instead).
 
-Both hand tables to :mod:`chunkweave.chunking.tables`; tables are never packed with prose.
+``faq``: one chunk per heading (any level: each question) with its answer, sub-split
+only over the hard budget and never merged with another question; a heading with
+nothing of its own (the group heading above the first question) opens the next
+chunk.
+
+How merged sections stay addressable is ``ChunkOptions.merge_sections``: ``listed``
+(the default) keeps the common path as the chunk's heading path and names every
+merged section's heading in the context line (see
+:func:`chunkweave.chunking.emit.render`); ``never`` does not merge sections that
+have a heading of their own.
+
+All hand tables to :mod:`chunkweave.chunking.tables`; tables are never packed with prose.
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 from chunkweave.chunking.budget import Budget, common_path
 from chunkweave.chunking.split import split_piece
@@ -44,7 +57,7 @@ def elements_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Dra
         _section_drafts(list(group), budget, pack=True)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
     )
-    return _merge_tiny(list(drafts), budget, related_only=True)
+    return _merge_tiny(list(drafts), budget, mode="elements")
 
 
 def headings_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Draft]:
@@ -58,7 +71,23 @@ def headings_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Dra
         _section_drafts(list(group), budget, pack=False)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
     )
-    return _merge_tiny(list(drafts), budget, related_only=False)
+    return _merge_tiny(list(drafts), budget, mode="headings")
+
+
+def faq_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Draft]:
+    """Drafts of the ``faq`` strategy, in reading order: one (or more) per question."""
+    opts = budget.opts.model_copy(update={"section_level": FAQ_SECTION_LEVEL})
+    units = fold_heading_only_sections(list(iter_units(elements, opts)))
+    prefill_tables(units, budget)
+    drafts = itertools.chain.from_iterable(
+        _section_drafts(list(group), budget, pack=False)
+        for _, group in itertools.groupby(units, key=lambda u: u.section)
+    )
+    return _merge_tiny(list(drafts), budget, mode="faq")
+
+
+#: Every heading starts a section under ``faq`` (parsers emit levels 1-9).
+FAQ_SECTION_LEVEL = 99
 
 
 def fold_heading_only_sections(units: list[Unit]) -> list[Unit]:
@@ -258,14 +287,21 @@ def _introduces(piece: Piece) -> bool:
     return piece.end == end and piece.source[end - 1 : end] == ":"
 
 
-def _merge_tiny(drafts: list[Draft], budget: Budget, *, related_only: bool) -> Iterator[Draft]:
-    # A draft is "tiny" when it is a whole section (the only draft of its section;
-    # with ``related_only`` off, any draft) and costs under min_tokens: it merges
-    # with a neighbour. With ``related_only`` (the elements strategy), whole
+MergeMode = Literal["elements", "headings", "faq"]
+
+
+def _merge_tiny(drafts: list[Draft], budget: Budget, *, mode: MergeMode) -> Iterator[Draft]:
+    # ``elements``: a draft is "tiny" when it is a whole section (the only draft of
+    # its section) and costs under min_tokens: it merges with a neighbour. Whole
     # sections are also packed together with a sibling when one of the two is
     # "small" (at most half the packing target): a run of short subsections
-    # becomes one chunk of normal size rather than several small ones. Either way
-    # the merge needs ``_can_merge`` (same parent, fits the budget).
+    # becomes one chunk of normal size rather than several small ones.
+    # ``headings``: any draft under min_tokens merges into its predecessor.
+    # Every mode: an empty section (a heading alone) joins a neighbour; with
+    # ``merge_sections="never"`` and under ``faq`` that is the only merge. Merges
+    # need ``_can_merge`` (same parent for ``elements``, fits the budget).
+    related_only = mode == "elements"
+    only_empty = mode == "faq" or budget.opts.merge_sections == "never"
     per_section: dict[int, int] = {}
     for draft in drafts:
         per_section[_section(draft)] = per_section.get(_section(draft), 0) + 1
@@ -274,14 +310,27 @@ def _merge_tiny(drafts: list[Draft], budget: Budget, *, related_only: bool) -> I
         whole = draft.part is None and per_section[_section(draft)] == 1
         here = _Merging(
             draft,
-            tiny=_is_tiny(draft, budget, per_section, related_only) or _is_empty(draft),
+            tiny=_is_tiny(draft, budget, per_section, related_only),
             whole=whole,
             small=related_only and whole and _is_small(draft, budget),
+            empty=_is_empty(draft),
         )
         prev = out[-1] if out else None
-        wanted = prev is not None and (
-            here.tiny or prev.tiny or (here.small and prev.whole) or (prev.small and here.whole)
-        )
+        if prev is None:
+            wanted = False
+        elif only_empty:
+            wanted = here.empty or prev.empty
+        elif mode == "headings":
+            wanted = here.tiny or here.empty or prev.empty
+        else:
+            wanted = (
+                here.tiny
+                or prev.tiny
+                or here.empty
+                or prev.empty
+                or (here.small and prev.whole)
+                or (prev.small and here.whole)
+            )
         if prev is not None and wanted and _can_merge(prev.draft, draft, budget, related_only):
             merged = Draft(pieces=prev.draft.pieces + draft.pieces)
             both = prev.whole and here.whole
@@ -290,6 +339,7 @@ def _merge_tiny(drafts: list[Draft], budget: Budget, *, related_only: bool) -> I
                 tiny=_is_tiny_cost(merged, budget),
                 whole=both,
                 small=related_only and both and _is_small(merged, budget),
+                empty=_is_empty(merged),
             )
         else:
             out.append(here)
@@ -302,6 +352,7 @@ class _Merging:
     tiny: bool
     whole: bool
     small: bool
+    empty: bool
 
 
 def _is_empty(draft: Draft) -> bool:

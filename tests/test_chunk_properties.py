@@ -27,7 +27,7 @@ from tests.test_chunk_support import (
 )
 
 COUNTER = ApproxTokenCounter()
-NO_OVERLAP = ["elements", "headings", "fixed", "sentences", "recursive", "pages"]
+NO_OVERLAP = ["elements", "headings", "faq", "fixed", "sentences", "recursive", "pages"]
 PROPS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 REPO = Path(__file__).resolve().parents[1]
 
