@@ -25,7 +25,7 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from chunkweave.chunking import chunk_document
 from chunkweave.chunking.api import resolve_options
@@ -41,6 +41,7 @@ from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.protocols import ChunkStore, DocumentLedger
+from chunkweave.storage.timing import StageTimer
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate_store import WeaviateStore
 
@@ -70,6 +71,8 @@ class DocOutcome(BaseModel):
     error: str | None = None
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: Seconds per stage (:mod:`.timing`): where this document's time went.
+    timings: dict[str, float] = Field(default_factory=dict)
 
 
 class UpsertResult(BaseModel):
@@ -150,22 +153,27 @@ class Pipeline:
         unchanged document (stored chunks are still not re-embedded).
         """
         started = time.monotonic()
+        timer = StageTimer()
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
         try:
-            if not force and (skip := self.check_unchanged(path, source=source, doc_id=doc_id)):
-                return skip
-            doc = parse_document(path, self.parse_opts)
+            if not force:
+                with timer.stage("check"):
+                    skip = self.check_unchanged(path, source=source, doc_id=doc_id)
+                if skip is not None:
+                    return skip.model_copy(update={"timings": timer.rounded()})
+            with timer.stage("parse"):
+                doc = parse_document(path, self.parse_opts)
         except ParseError as err:
-            return self._failed(source, doc_id, err.code, str(err), started)
+            return self._failed(source, doc_id, err.code, str(err), started, timer=timer)
         except OSError as err:  # hashing the file: the parser would say the same
             reason = err.strerror or type(err).__name__
             missing = isinstance(err, FileNotFoundError)
             code = ErrorCode.NOT_FOUND if missing else ErrorCode.PARSE_ERROR
-            return self._failed(source, doc_id, code, f"{path}: {reason}", started)
+            return self._failed(source, doc_id, code, f"{path}: {reason}", started, timer=timer)
         except StoreError as err:
-            return self._failed(source, doc_id, err.code, str(err), started)
-        return self._ingest_parsed(doc, source, doc_id, started)
+            return self._failed(source, doc_id, err.code, str(err), started, timer=timer)
+        return self._ingest_parsed(doc, source, doc_id, started, timer)
 
     def check_unchanged(
         self, path: str | Path, *, source: str | None = None, doc_id: str | None = None
@@ -195,28 +203,33 @@ class Pipeline:
 
     def ingest_parsed(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocOutcome:
         """Chunk, embed what is new, upsert, prune stale chunks, record in the ledger."""
-        return self._ingest_parsed(doc, source, doc_id, time.monotonic())
+        return self._ingest_parsed(doc, source, doc_id, time.monotonic(), StageTimer())
 
     def _ingest_parsed(
-        self, doc: ParsedDocument, source: str, doc_id: str, started: float
+        self, doc: ParsedDocument, source: str, doc_id: str, started: float, timer: StageTimer
     ) -> DocOutcome:
         pages = doc.page_count or 0
+        warnings = doc.warnings
         try:
-            previous = self.ledger.get(doc_id)
-            chunks = self.chunk(doc, source=source, doc_id=doc_id)
+            with timer.stage("check"):
+                previous = self.ledger.get(doc_id)
+            with timer.stage("chunk"):
+                chunks = self.chunk(doc, source=source, doc_id=doc_id)
             if not chunks:
                 reason = f"{source}: no chunks (document has no text content)"
-                return self._failed(source, doc_id, ErrorCode.EMPTY, reason, started, doc.warnings)
-            written = self.upsert_chunks(chunks)
-            deleted = self.prune(doc_id, written.uuids)
-            self.record_ok(doc_id, source, doc.sha1, pages, len(written.uuids))
+                code = ErrorCode.EMPTY
+                return self._failed(source, doc_id, code, reason, started, warnings, timer)
+            written = self.upsert_chunks(chunks, timer=timer)
+            with timer.stage("prune"):
+                deleted = self.prune(doc_id, written.uuids)
+                self.record_ok(doc_id, source, doc.sha1, pages, len(written.uuids))
         except (ParseError, StoreError, EmbedderError) as err:
-            return self._failed(source, doc_id, err.code, str(err), started, doc.warnings)
+            return self._failed(source, doc_id, err.code, str(err), started, warnings, timer)
         except Exception as err:  # noqa: BLE001 - one bad document must not stop a batch
             log.exception("ingest of %s failed", source)
             reason = f"{source}: {type(err).__name__}: {err}"
             code = ErrorCode.INTERNAL
-            return self._failed(source, doc_id, code, reason, started, doc.warnings)
+            return self._failed(source, doc_id, code, reason, started, warnings, timer)
         return DocOutcome(
             source=source,
             doc_id=doc_id,
@@ -227,6 +240,7 @@ class Pipeline:
             chunks_deleted=deleted,
             warnings=doc.warnings,
             seconds=time.monotonic() - started,
+            timings=timer.rounded(),
         )
 
     def delete(self, doc_id: str) -> DocOutcome:
@@ -257,21 +271,28 @@ class Pipeline:
             doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
         )
 
-    def upsert_chunks(self, chunks: Sequence[Chunk]) -> UpsertResult:
+    def upsert_chunks(
+        self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None
+    ) -> UpsertResult:
         """Embed and write the chunks not stored yet; leave stored ones untouched.
 
         Chunk UUIDs derive from content, so an existing UUID means an identical chunk
         (same document, chunker, text and occurrence) is already stored with its vector.
+        ``timer`` gets the ``embed`` and ``upsert`` seconds.
         """
+        timer = timer or StageTimer()
         uuids = [chunk_uuid(c.id) for c in chunks]
         if len(set(uuids)) != len(uuids):
             raise ValueError(f"duplicate chunk ids among {len(uuids)} chunks")
-        stored = self.store.existing(uuids)
+        with timer.stage("upsert"):
+            stored = self.store.existing(uuids)
         new = [c for c, u in zip(chunks, uuids, strict=True) if u not in stored]
         for start in range(0, len(new), EMBED_SLICE):
             part = new[start : start + EMBED_SLICE]
-            vectors = self._embed(part)
-            self.store.upsert(part, vectors)
+            with timer.stage("embed"):
+                vectors = self._embed(part)
+            with timer.stage("upsert"):
+                self.store.upsert(part, vectors)
         return UpsertResult(
             added=len(new), unchanged=len(chunks) - len(new), uuids=frozenset(uuids)
         )
@@ -346,6 +367,7 @@ class Pipeline:
         error: str,
         started: float,
         warnings: tuple[str, ...] = (),
+        timer: StageTimer | None = None,
     ) -> DocOutcome:
         try:
             self.record_failed(doc_id, source, code, error)
@@ -359,6 +381,7 @@ class Pipeline:
             error=error,
             warnings=warnings,
             seconds=time.monotonic() - started,
+            timings=timer.rounded() if timer else {},
         )
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from chunkweave.storage.chunk_schema import EmbedderIdentity
     from chunkweave.storage.ingest import DocOutcome, UpsertResult
     from chunkweave.storage.ledger import LedgerEntry
+    from chunkweave.storage.timing import StageTimer
 
 
 class DocumentLedger(Protocol):
@@ -112,7 +113,9 @@ class IngestPipeline(Protocol):
         """Chunk ``doc`` exactly as :meth:`ingest` would (same options, counter, embedder)."""
         ...
 
-    def upsert_chunks(self, chunks: Sequence[Chunk]) -> UpsertResult:
+    def upsert_chunks(
+        self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None
+    ) -> UpsertResult:
         """Embed and write the chunks not stored yet; report added vs unchanged."""
         ...
 

@@ -2,6 +2,8 @@
 
 - A named upload (``document_id``) is one document across versions: v2 replaces v1
   incrementally, as a changed file in a watched folder does.
+- Every document says where its time went: seconds per stage, in the job state and
+  as Prometheus histograms.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ SECTIONS = {
     "Scope": "This policy covers every laptop, phone and tablet issued to staff. " * 6,
     "Retention": "Backups are kept for ninety days and then destroyed securely. " * 6,
     "Contacts": "Questions go to the service desk on extension 4242 during office hours. " * 6,
+    # Enough text that the task's time is mostly real work, as it is in production.
+    **{
+        f"Annex {i}": f"Annex {i} lists the approved models for region {i}. " * 40 for i in range(8)
+    },
 }
 
 
@@ -90,3 +96,16 @@ def test_a_named_upload_replaces_its_previous_version(
     assert stored.store.doc_uuids(doc_id) == {chunk_uuid(c.id) for c in expected}
     # The uploads themselves are gone once stored (the default retention).
     assert not Path(entries[0].source).exists()
+
+    # Stage timings: present, and they account for the task's time (within 10%).
+    for state in (d1, d2):
+        stages = state["timings"]
+        assert {"fetch", "check", "parse", "chunk", "embed", "upsert", "prune"} <= set(stages)
+        assert abs(sum(stages.values()) - state["seconds"]) <= 0.1 * state["seconds"], state
+    with TestClient(create_app(pipeline_settings)) as client:
+        metrics = client.get("/metrics").text
+    embed_count = next(
+        line for line in metrics.splitlines()
+        if line.startswith('chunkweave_stage_duration_seconds_count{stage="embed"}')
+    )  # fmt: skip
+    assert float(embed_count.split()[-1]) >= 2

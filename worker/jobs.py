@@ -56,6 +56,11 @@ class DocState(BaseModel):
     error_code: str | None = None
     error: str | None = None
     attempts: int = 0
+    #: Seconds the task took, and per stage where the time went (``fetch``, ``lock``,
+    #: ``state``, then the pipeline's ``check``, ``parse``, ``chunk``, ``embed``,
+    #: ``upsert``, ``prune``).
+    seconds: float | None = None
+    timings: dict[str, float] | None = None
     queued_at: float | None = None
     started_at: float | None = None
     updated_at: float = 0.0

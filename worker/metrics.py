@@ -8,7 +8,7 @@ queue depth is read live (``LLEN`` of the Celery queue list).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import redis
 from prometheus_client.core import (
@@ -24,11 +24,14 @@ from chunkweave.worker.jobs import as_text
 METRICS_KEY = "cw:metrics"
 #: Upper bounds (seconds) of the task-duration histogram buckets.
 DURATION_BUCKETS: tuple[float, ...] = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+#: Upper bounds (seconds) of the per-stage histogram buckets (stages are shorter).
+STAGE_BUCKETS: tuple[float, ...] = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 
 
 def record_document(
     client: redis.Redis,
     *,
+    stages: Mapping[str, float] | None = None,
     outcome: str,
     pages: int,
     chunks_added: int,
@@ -36,7 +39,7 @@ def record_document(
     chunks_deleted: int,
     seconds: float,
 ) -> None:
-    """Count one processed document and its task duration."""
+    """Count one processed document, its task duration and its seconds per stage."""
     pipe = client.pipeline(transaction=False)
     pipe.hincrby(METRICS_KEY, f"documents|{outcome}", 1)
     pipe.hincrby(METRICS_KEY, "pages|", pages)
@@ -44,6 +47,8 @@ def record_document(
     pipe.hincrby(METRICS_KEY, "chunks|unchanged", chunks_unchanged)
     pipe.hincrby(METRICS_KEY, "chunks|deleted", chunks_deleted)
     _observe(pipe, seconds)
+    for stage, spent in (stages or {}).items():
+        _observe(pipe, spent, f"stage_{stage}")
     pipe.execute()
 
 
@@ -56,12 +61,25 @@ def record_failure(client: redis.Redis, *, reason: str, seconds: float | None = 
     pipe.execute()
 
 
-def _observe(pipe: redis.client.Pipeline, seconds: float) -> None:
+def _observe(pipe: redis.client.Pipeline, seconds: float, name: str = "duration") -> None:
     # Cumulative buckets are computed at render time; store the one bucket hit.
-    bound = next((b for b in DURATION_BUCKETS if seconds <= b), float("inf"))
-    pipe.hincrby(METRICS_KEY, f"duration_bucket|{bound}", 1)
-    pipe.hincrbyfloat(METRICS_KEY, "duration_sum|", seconds)
-    pipe.hincrby(METRICS_KEY, "duration_count|", 1)
+    buckets = DURATION_BUCKETS if name == "duration" else STAGE_BUCKETS
+    bound = next((b for b in buckets if seconds <= b), float("inf"))
+    pipe.hincrby(METRICS_KEY, f"{name}_bucket|{bound}", 1)
+    pipe.hincrbyfloat(METRICS_KEY, f"{name}_sum|", seconds)
+    pipe.hincrby(METRICS_KEY, f"{name}_count|", 1)
+
+
+def _histogram(
+    raw: dict[str, str], name: str, bounds: tuple[float, ...]
+) -> tuple[list[tuple[str, float]], float]:
+    """Cumulative buckets and the sum of one stored histogram."""
+    cumulative: list[tuple[str, float]] = []
+    running = 0
+    for bound in (*bounds, float("inf")):
+        running += int(raw.get(f"{name}_bucket|{bound}", 0))
+        cumulative.append(("+Inf" if bound == float("inf") else str(bound), running))
+    return cumulative, float(raw.get(f"{name}_sum|", 0.0))
 
 
 class RedisCollector(Collector):
@@ -88,7 +106,6 @@ class RedisCollector(Collector):
             "chunkweave_failures", "Failed documents, by reason code.", labels=["reason"]
         )
         pages = 0
-        buckets: dict[float, int] = {}
         for name, label, value in split:
             if name == "documents":
                 docs.add_metric([label], float(value))
@@ -98,8 +115,6 @@ class RedisCollector(Collector):
                 fails.add_metric([label], float(value))
             elif name == "pages":
                 pages = int(value)
-            elif name == "duration_bucket":
-                buckets[float(label)] = int(value)
         yield docs
         yield chunks
         yield fails
@@ -107,16 +122,26 @@ class RedisCollector(Collector):
             "chunkweave_pages_processed", "Pages of processed documents.", value=pages
         )
 
-        cumulative, running = [], 0
-        for bound in (*DURATION_BUCKETS, float("inf")):
-            running += buckets.get(bound, 0)
-            cumulative.append(("+Inf" if bound == float("inf") else str(bound), running))
+        cumulative, total = _histogram(raw, "duration", DURATION_BUCKETS)
         yield HistogramMetricFamily(
             "chunkweave_task_duration_seconds",
             "Wall-clock seconds per document task.",
             buckets=cumulative,
-            sum_value=float(raw.get("duration_sum|", 0.0)),
+            sum_value=total,
         )
+        stages = HistogramMetricFamily(
+            "chunkweave_stage_duration_seconds",
+            "Seconds per document spent in each stage (fetch, lock, check, parse, chunk, "
+            "embed, upsert, prune).",
+            labels=["stage"],
+        )
+        # Stored as ``stage_<name>_bucket|<bound>``, ``stage_<name>_sum|``, ``..._count|``.
+        names = sorted({n for n, _, _ in split if n.startswith("stage_") and n.endswith("_count")})
+        for count_name in names:
+            stage = count_name.removeprefix("stage_").removesuffix("_count")
+            buckets_of, spent = _histogram(raw, f"stage_{stage}", STAGE_BUCKETS)
+            stages.add_metric([stage], buckets_of, spent)
+        yield stages
         yield GaugeMetricFamily(
             "chunkweave_queue_depth",
             "Messages waiting in the Celery queue.",

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,11 @@ def doc_task(name: str, *, action: Action = "ingest") -> Callable[[Body], Task]:
 def write_lock(task: Task, run: DocRun) -> Iterator[None]:
     """Hold the document's write lock for the block, or retry the task later."""
     settings = run.rt.settings
-    with DocLock(run.rt.redis, run.doc_id, ttl_s=settings.lock_ttl_s, wait_s=1.0) as lock:
+    with ExitStack() as held:
+        with run.timer.stage("lock"):
+            lock = held.enter_context(
+                DocLock(run.rt.redis, run.doc_id, ttl_s=settings.lock_ttl_s, wait_s=1.0)
+            )
         if not lock.acquired:
             # Another worker is writing this document: come back when its lock would
             # have expired rather than block a worker slot.

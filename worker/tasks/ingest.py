@@ -16,6 +16,7 @@ Each receives ``job_id``, a source URI and its ``doc_id``; it reads the source
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 from celery import Task
@@ -38,8 +39,10 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
     """Ingest one source into the store and record the outcome on its job."""
     rt = run.rt
     run.running(stage="fetching")
-    with fetched(run.source, rt.settings) as path:
-        run.sha1 = file_sha1(path)
+    with ExitStack() as open_source:
+        with run.timer.stage("fetch"):
+            path = open_source.enter_context(fetched(run.source, rt.settings))
+            run.sha1 = file_sha1(path)
         if not run.count_attempt():
             return run.poisoned("the document")
         run.running(stage="parsing")

@@ -14,6 +14,7 @@ from typing import Any
 
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.ingest import DocOutcome
+from chunkweave.storage.timing import StageTimer
 from chunkweave.worker.jobs import Action, DocState
 from chunkweave.worker.locks import clear_attempts, count_attempt, uncount_attempt
 from chunkweave.worker.metrics import record_document, record_failure
@@ -45,6 +46,9 @@ class DocRun:
         self.part = ""
         self.attempts = 0
         self.started = time.monotonic()
+        #: The worker's own stages (``fetch``, ``lock``, ``state``: its Redis bookkeeping);
+        #: the pipeline's come with its outcome.
+        self.timer = StageTimer()
         self._on_failure: list[Callable[[], None]] = []
 
     def _state(self, **fields: Any) -> DocState:
@@ -63,9 +67,10 @@ class DocRun:
 
     def running(self, stage: str, progress: float | None = None) -> None:
         """Record that work is under way (no-op once the document is final)."""
-        self.rt.jobs.set_doc(
-            self.job_id, self._state(status="running", stage=stage, progress=progress)
-        )
+        with self.timer.stage("state"):
+            self.rt.jobs.set_doc(
+                self.job_id, self._state(status="running", stage=stage, progress=progress)
+            )
 
     def done(self, outcome: DocOutcome) -> dict[str, Any]:
         """Record a pipeline outcome; a ``failed`` outcome is recorded as failed."""
@@ -77,6 +82,7 @@ class DocRun:
         if not self._already_final():
             record_document(
                 self.rt.redis,
+                stages={**self.timer.seconds, **outcome.timings},
                 outcome=outcome.status,
                 pages=outcome.pages,
                 chunks_added=outcome.chunks_added,
@@ -87,6 +93,8 @@ class DocRun:
             state = self._state(
                 status="done",
                 progress=1.0,
+                timings={**self.timer.rounded(), **outcome.timings},
+                seconds=round(seconds, 4),
                 outcome=outcome.status,
                 pages=outcome.pages,
                 chunks_added=outcome.chunks_added,
@@ -109,7 +117,14 @@ class DocRun:
         seconds = time.monotonic() - self.started
         if not self._already_final():
             record_failure(self.rt.redis, reason=code, seconds=seconds)
-            self._finish(self._state(status="failed", error_code=code, error=message))
+            state = self._state(
+                status="failed",
+                error_code=code,
+                error=message,
+                timings=self.timer.rounded(),
+                seconds=round(seconds, 4),
+            )
+            self._finish(state)
         return {"doc_id": self.doc_id, "status": "failed", "error_code": code}
 
     def on_failure(self, release: Callable[[], None]) -> None:
@@ -124,9 +139,10 @@ class DocRun:
         """
         assert self.sha1 is not None, "count attempts of a known document version"
         settings = self.rt.settings
-        self.attempts = count_attempt(
-            self.rt.redis, self.doc_id, self.sha1, ttl_s=settings.job_ttl_s, part=self.part
-        )
+        with self.timer.stage("state"):
+            self.attempts = count_attempt(
+                self.rt.redis, self.doc_id, self.sha1, ttl_s=settings.job_ttl_s, part=self.part
+            )
         return self.attempts <= settings.max_attempts
 
     def poisoned(self, what: str) -> dict[str, Any]:
