@@ -162,3 +162,30 @@ def test_absurdly_deep_tables_are_still_refused(tmp_path: Path) -> None:
     # 100 tables are 300+ XML levels: past the XML parser's depth bound.
     with pytest.raises(UnsafeDocumentError, match="deep"):
         parse_document(_nested_tables_docx(tmp_path, 100))
+
+
+_EXTRA_DOCX = sorted(EXTRA.glob("*.docx")) if EXTRA.is_dir() else []
+
+
+@pytest.mark.parametrize("path", _EXTRA_DOCX, ids=lambda p: p.name)
+def test_every_corpus_extra_docx_parses_with_text(path: Path) -> None:
+    doc = parse_document(path)
+    assert sum(len(e.text) for e in doc.elements) > 0
+
+
+def _native_paragraphs(path: Path) -> list[str]:
+    # pandoc's native AST: each Para's Str tokens, joined by single spaces.
+    return [
+        " ".join(re.findall(r'Str "((?:[^"\\]|\\.)*)"', line))
+        for line in path.read_text().splitlines()
+        if "Para [" in line
+    ]
+
+
+def test_tracked_moves_read_as_the_accepted_text() -> None:
+    path = EXTRA / "track_changes_move.docx"
+    accepted = EXTRA / "track_changes_move.groundtruth.pandoc-accept.native"
+    if not (path.is_file() and accepted.is_file()):
+        pytest.skip("corpus-extra not available")
+    texts = [e.text for e in parse_document(path).elements]
+    assert texts == _native_paragraphs(accepted)
