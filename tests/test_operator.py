@@ -2,6 +2,7 @@
 
 - A named upload (``document_id``) is one document across versions: v2 replaces v1
   incrementally, as a changed file in a watched folder does.
+- Uploads need no shared disk when a bucket is configured.
 - Every document says where its time went: seconds per stage, in the job state and
   as Prometheus histograms.
 """
@@ -19,8 +20,10 @@ from chunkweave.parsers import parse_document
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.worker.api import create_app
-from chunkweave.worker.settings import Settings
-from tests.fixtures_services import WorkerProcs, wait_for
+from chunkweave.worker.settings import S3Config, Settings
+from chunkweave.worker.sources.s3 import s3_client
+from tests.fixtures_services import S3Server, WorkerProcs, wait_for
+from tests.test_worker_standin import FACTORY
 
 pytestmark = pytest.mark.integration
 
@@ -109,3 +112,52 @@ def test_a_named_upload_replaces_its_previous_version(
         if line.startswith('chunkweave_stage_duration_seconds_count{stage="embed"}')
     )  # fmt: skip
     assert float(embed_count.split()[-1]) >= 2
+
+
+def test_uploads_go_to_the_bucket_when_one_is_configured(
+    service_env, s3_server: S3Server, workers: WorkerProcs, tmp_path: Path
+):
+    """Item 8: API and worker on different data directories share only the bucket."""
+    prefix = f"uploads-{tmp_path.name}/"
+    common = {
+        **service_env,
+        **s3_server.env(),
+        "CHUNKWEAVE_UPLOADS_S3": f"s3://{s3_server.bucket}/{prefix}",
+    }
+    worker_env = dict(
+        common,
+        CHUNKWEAVE_DATA_DIR=str(tmp_path / "worker-host"),
+        CHUNKWEAVE_PIPELINE_FACTORY=FACTORY,
+        STANDIN_NS=tmp_path.name,
+    )
+    workers.start(worker_env)
+    api_settings = Settings(
+        redis_url=common["CHUNKWEAVE_REDIS_URL"],
+        queue=common["CHUNKWEAVE_QUEUE"],
+        data_dir=tmp_path / "api-host",
+        s3=S3Config(
+            endpoint_url=s3_server.endpoint_url, access_key_id="test", secret_access_key="test"
+        ),
+        uploads_s3=f"s3://{s3_server.bucket}/{prefix}",
+    )
+    client_s3 = s3_client(api_settings.s3)
+    with TestClient(create_app(api_settings)) as client:
+        resp = client.post(
+            "/jobs", files=[("file", ("far.pdf", b"%PDF far away", "application/pdf"))]
+        )
+        assert resp.status_code == 202, resp.text
+        job_id = resp.json()["job_id"]
+        job = wait_for(
+            lambda: (j := client.get(f"/jobs/{job_id}").json())["status"] == "done" and j,
+            timeout_s=60,
+            what="upload processed by the other host's worker",
+        )
+    (doc,) = job["docs"]  # type: ignore[index]
+    assert doc["source"].startswith(f"s3://{s3_server.bucket}/{prefix}"), doc
+    assert doc["outcome"] == "added"
+    # Nothing on either host's disk; the object is gone once the document is stored.
+    for host in ("api-host", "worker-host"):
+        uploads = tmp_path / host / "uploads"
+        assert not [p for p in uploads.rglob("*") if p.is_file()] if uploads.exists() else True
+    listed = client_s3.list_objects_v2(Bucket=s3_server.bucket, Prefix=prefix)
+    assert listed.get("KeyCount", 0) == 0, listed.get("Contents")

@@ -102,6 +102,9 @@ class Settings(BaseSettings):
     watch_settle_s: float = Field(default=1.0, ge=0)
     #: Where HTTP uploads are written; must be visible to every worker (shared volume).
     uploads_dir: Path | None = None
+    #: ``s3://bucket/prefix/`` for HTTP uploads instead of ``uploads_dir``: API and
+    #: workers on different hosts then need no shared disk (uses ``s3``'s endpoint).
+    uploads_s3: str | None = None
     #: Key that signs completion webhooks (HMAC-SHA256 in ``X-Chunkweave-Signature``);
     #: every webhook is signed, so a job with a webhook needs it.
     webhook_secret: SecretStr | None = None

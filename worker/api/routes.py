@@ -89,7 +89,7 @@ async def _upload_items(
     if names and len(names) != len(uploads):
         raise HTTPException(422, f"{len(names)} document_id fields for {len(uploads)} files")
     ids = [named_doc_id(n) for n in names]  # ValueError: 422 below, before anything is stored
-    stored = [str(await store_upload(upload, settings)) for upload in uploads]
+    stored = [await store_upload(upload, settings) for upload in uploads]
     hook = form.get("webhook_url")
     body = SourcesRequest(
         sources=stored, webhook_url=hook if isinstance(hook, str) and hook else None

@@ -1,4 +1,7 @@
-"""Uploaded files: streamed to ``Settings.upload_dir`` under their content SHA1."""
+"""Uploaded files: streamed to a staging file, then into the uploads store.
+
+The store (a folder or an S3 prefix) is :mod:`chunkweave.worker.uploads`.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,10 @@ import tempfile
 from pathlib import Path
 
 from fastapi import HTTPException, status
+from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from chunkweave.worker import uploads
 from chunkweave.worker.settings import Settings
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -22,17 +27,17 @@ def safe_name(name: str | None) -> str:
     return _SAFE_NAME.sub("_", base).lstrip(".") or "upload"
 
 
-async def store_upload(upload: UploadFile, settings: Settings) -> Path:
-    """Copy one upload to ``upload_dir/<sha1>/<name>``, enforcing the size limit.
+async def store_upload(upload: UploadFile, settings: Settings) -> str:
+    """Stream one upload into the uploads store; return its source (a path or ``s3://``).
 
-    Written to a temporary name first and renamed, so workers never see a partial
-    upload; raises 413 past ``max_upload_bytes`` (nothing is left behind).
+    Staged under a temporary name in ``upload_dir`` first, so workers never see a
+    partial upload; raises 413 past ``max_upload_bytes`` (nothing is left behind).
     """
-    target_dir = settings.upload_dir
-    target_dir.mkdir(parents=True, exist_ok=True)
+    staging = settings.upload_dir
+    staging.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha1()
     size = 0
-    with tempfile.NamedTemporaryFile(dir=target_dir, prefix=".upload-", delete=False) as tmp:
+    with tempfile.NamedTemporaryFile(dir=staging, prefix=".upload-", delete=False) as tmp:
         tmp_path = Path(tmp.name)
         try:
             while block := await upload.read(_COPY_BLOCK):
@@ -47,7 +52,5 @@ async def store_upload(upload: UploadFile, settings: Settings) -> Path:
         except BaseException:
             tmp_path.unlink(missing_ok=True)
             raise
-    final = target_dir / digest.hexdigest() / safe_name(upload.filename)
-    final.parent.mkdir(exist_ok=True)
-    tmp_path.replace(final)
-    return final
+    name = safe_name(upload.filename)
+    return await run_in_threadpool(uploads.save, tmp_path, digest.hexdigest(), name, settings)

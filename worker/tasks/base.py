@@ -16,12 +16,10 @@ outcome or a retry (:func:`run_guarded`):
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -32,6 +30,7 @@ from celery.exceptions import Retry
 from celery.utils.time import get_exponential_backoff_interval
 
 from chunkweave.parsers.errors import ErrorCode, ParseError
+from chunkweave.worker import uploads
 from chunkweave.worker.celery_app import app
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.locks import DocLock
@@ -100,20 +99,13 @@ def notify_job_finished(job_id: str) -> None:
 def release_upload(run: DocRun) -> None:
     """Delete an uploaded file once its document is final (stored, failed or deleted).
 
-    Only files under ``upload_dir`` are touched; ``upload_retention=keep`` keeps them
-    unless the document itself was deleted.
+    Only uploads are touched (:mod:`chunkweave.worker.uploads`); ``upload_retention=keep``
+    keeps them unless the document itself was deleted.
     """
     settings = run.rt.settings
     if settings.upload_retention == "keep" and run.action != "delete":
         return
-    path = Path(run.source)
-    upload_dir = settings.upload_dir.resolve()
-    if not path.is_absolute() or not path.resolve().is_relative_to(upload_dir):
-        return
-    path.unlink(missing_ok=True)
-    if path.parent != upload_dir:
-        with contextlib.suppress(OSError):  # another upload of the same bytes is there
-            path.parent.rmdir()
+    uploads.release(run.source, settings)
 
 
 def new_run(

@@ -63,5 +63,6 @@ def delete_document(task: Task, run: DocRun) -> dict[str, Any]:
     run.running(stage="deleting")
     with write_lock(task, run):
         outcome = run.rt.pipeline.delete(run.doc_id)
-    run.source = outcome.source  # what the ledger had: a named document's upload
+    if outcome.source != run.doc_id:  # the ledger knew the source: a named upload's file
+        run.source = outcome.source
     return run.done(outcome)
