@@ -62,19 +62,26 @@ def sample_pages(page_count: int, limit: int = SAMPLE_PAGES) -> list[int]:
 
 
 def heading_units(lines: list[Line]) -> list[list[Line]]:
-    """Split lines into MuPDF-block groups, cut where the font style changes.
+    """Split lines into MuPDF-block groups, cut where the font weight changes.
 
     A block is the profile's cheap stand-in for a paragraph; word processors often
     put a bold title line in the same block as the paragraph under it, so a change
-    of style (size or weight) also starts a unit, as it does on the page.
+    of weight at the same size also starts a unit, as it does on the page. (A
+    change of size does not: on cover pages one block mixes display sizes, and
+    cutting there made heading styles of cover lines.)
     """
     groups: list[list[Line]] = []
     for line in lines:
-        if groups and groups[-1][-1].block == line.block and groups[-1][-1].style == line.style:
+        prev = groups[-1][-1] if groups else None
+        if prev is not None and prev.block == line.block and not _weight_change(prev, line):
             groups[-1].append(line)
         else:
             groups.append([line])
     return groups
+
+
+def _weight_change(a: Line, b: Line) -> bool:
+    return a.style[0] == b.style[0] and a.bold != b.bold
 
 
 def is_heading_shaped(unit: list[Line]) -> bool:
