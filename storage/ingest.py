@@ -157,11 +157,10 @@ class Pipeline:
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
         try:
-            if not force:
-                with timer.stage("check"):
-                    skip = self.check_unchanged(path, source=source, doc_id=doc_id)
-                if skip is not None:
-                    return skip.model_copy(update={"timings": timer.rounded()})
+            with timer.stage("check"):
+                skip, previous = self._check(path, source, doc_id, started)
+            if skip is not None and not force:
+                return skip.model_copy(update={"timings": timer.rounded()})
             with timer.stage("parse"):
                 doc = parse_document(path, self.parse_opts)
         except ParseError as err:
@@ -173,7 +172,7 @@ class Pipeline:
             return self._failed(source, doc_id, code, f"{path}: {reason}", started, timer=timer)
         except StoreError as err:
             return self._failed(source, doc_id, err.code, str(err), started, timer=timer)
-        return self._ingest_parsed(doc, source, doc_id, started, timer)
+        return self._ingest_parsed(doc, source, doc_id, started, timer, previous)
 
     def check_unchanged(
         self, path: str | Path, *, source: str | None = None, doc_id: str | None = None
@@ -185,14 +184,19 @@ class Pipeline:
         so callers may pre-filter large batches with it. Raises ``OSError`` for an
         unreadable file and :class:`StoreError` when the ledger cannot be read.
         """
-        started = time.monotonic()
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
+        return self._check(path, source, doc_id, time.monotonic())[0]
+
+    def _check(
+        self, path: str | Path, source: str, doc_id: str, started: float
+    ) -> tuple[DocOutcome | None, LedgerEntry | None]:
+        """Return the ``unchanged`` outcome (or None) and the ledger entry: one ledger read."""
         sha1 = file_sha1(path)
         previous = self.ledger.get(doc_id)
         if previous is None or not self._is_current(previous, sha1):
-            return None
-        return DocOutcome(
+            return None, previous
+        unchanged = DocOutcome(
             source=source,
             doc_id=doc_id,
             status="unchanged",
@@ -200,19 +204,29 @@ class Pipeline:
             chunks_unchanged=previous.chunk_count,
             seconds=time.monotonic() - started,
         )
+        return unchanged, previous
 
     def ingest_parsed(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocOutcome:
         """Chunk, embed what is new, upsert, prune stale chunks, record in the ledger."""
         return self._ingest_parsed(doc, source, doc_id, time.monotonic(), StageTimer())
 
+    _UNREAD = LedgerEntry(doc_id="", source="", status="failed")  # "not read yet"
+
     def _ingest_parsed(
-        self, doc: ParsedDocument, source: str, doc_id: str, started: float, timer: StageTimer
+        self,
+        doc: ParsedDocument,
+        source: str,
+        doc_id: str,
+        started: float,
+        timer: StageTimer,
+        previous: LedgerEntry | None = _UNREAD,
     ) -> DocOutcome:
         pages = doc.page_count or 0
         warnings = doc.warnings
         try:
-            with timer.stage("check"):
-                previous = self.ledger.get(doc_id)
+            if previous is self._UNREAD:  # the join of a fan-out: not checked yet
+                with timer.stage("check"):
+                    previous = self.ledger.get(doc_id)
             with timer.stage("chunk"):
                 chunks = self.chunk(doc, source=source, doc_id=doc_id)
             if not chunks:

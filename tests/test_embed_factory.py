@@ -59,9 +59,11 @@ def test_openai_kind_builds_an_http_embedder() -> None:
         api_key=SecretStr("sk-secret"),
         dimension=1536,
         batch_size=64,
+        concurrent_requests=7,
     )
     embedder = make_embedder(cfg)
     assert isinstance(embedder, OpenAIEmbedder)
+    assert embedder.concurrent_requests == 7
     assert embedder.url == "http://127.0.0.1:8000/v1/embeddings"
     assert (embedder.name, embedder.dimension, embedder.max_tokens) == (
         "openai:text-embedding-3-small",

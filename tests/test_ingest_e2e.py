@@ -145,7 +145,7 @@ import chunkweave.storage.ingest as ingest
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
-cfg = WeaviateConfig(**json.loads(os.environ["TEST_CFG"]))
+cfg = WeaviateConfig(**json.loads(os.environ["TEST_CFG"]), api_key=os.environ["TEST_KEY"])
 embedder = make_embedder(EmbedderConfig())
 store = WeaviateStore.open(cfg, EmbedderIdentity(embedder.name, embedder.dimension))
 ingest.EMBED_SLICE = 2
@@ -167,7 +167,12 @@ def test_killed_mid_reingest_never_empties_and_rerun_completes(pipeline, weaviat
     write_docx(path, {i: f"Version two of section {i}: all new text." for i in range(6)})
 
     marker = tmp_path / "first-slice-written"
-    env = {**os.environ, "TEST_CFG": weaviate_cfg.model_dump_json(), "TEST_MARKER": str(marker)}
+    env = {
+        **os.environ,
+        "TEST_CFG": weaviate_cfg.model_dump_json(exclude={"api_key"}),
+        "TEST_KEY": weaviate_cfg.api_key.get_secret_value(),  # dumps mask it
+        "TEST_MARKER": str(marker),
+    }
     proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(path)], env=env, cwd=ROOT)
     try:
         deadline = time.monotonic() + 120

@@ -7,11 +7,12 @@ modules, no telemetry, a given data directory and free loopback ports, waits unt
 
 Nobody else on the network gets in. REST, gossip and raft bind 127.0.0.1. Weaviate
 has no bind address for its gRPC API and its cluster data port, which listen on
-every interface, so the server runs with a per-run secret instead of anonymous
-access: an API key for the gRPC and REST APIs, basic auth on the cluster port. The
-Go profiler (with its debug endpoints) is off unless ``profiling=True`` (benchmarks
-only). The key is written to ``DATA_DIR/server.json`` (mode 0600) for processes that
-attach.
+every interface, so the server runs with a secret instead of anonymous access: an
+API key for the gRPC and REST APIs, basic auth on the cluster port, both random and
+made once per data directory (``DATA_DIR/secrets.json``, mode 0600, so a client
+survives a server restart). The Go profiler (with its debug endpoints) is off unless
+``profiling=True`` (benchmarks only). Processes that attach read the key from
+``DATA_DIR/server.json`` (mode 0600).
 
 One data directory has at most one server. The process that starts it holds an
 exclusive lock on ``DATA_DIR/owner.lock`` and records the server in
@@ -72,7 +73,7 @@ class Ports:
         return all(port_free(p) for p in (*wanted, self.profiling))
 
 
-#: The user the per-run API key belongs to, and the cluster port's basic-auth user.
+#: The user the API key belongs to, and the cluster port's basic-auth user.
 SERVER_USER = "chunkweave"
 
 
@@ -84,9 +85,20 @@ class Secrets:
     cluster_password: str
 
     @classmethod
-    def new(cls) -> Secrets:
-        """Fresh random credentials."""
-        return cls(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
+    def for_data_dir(cls, data_dir: Path) -> Secrets:
+        """The data directory's credentials: read back, or made once (random, mode 0600).
+
+        Kept with the data, so a client survives a restart of the server it talks to.
+        """
+        path = data_dir / "secrets.json"
+        with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+            saved = json.loads(path.read_text())
+            return cls(saved["api_key"], saved["cluster_password"])
+        made = cls(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(asdict(made), fh)
+        return made
 
 
 def server_env(
@@ -270,7 +282,7 @@ class LocalWeaviate(ServerProcess):
             raise LocalWeaviateError(f"Weaviate server binary not found: {self.binary}")
         binary = self.binary or ensure_binary(self.version)
         self._ports = self._choose_ports()
-        self._keys = Secrets.new()
+        self._keys = Secrets.for_data_dir(self.data_dir)
         env = server_env(self.data_dir, self.ports, self._keys, profiling=self.profiling)
         args = [str(binary), "--scheme", "http", "--host", "127.0.0.1", "--port"]
         self._start(

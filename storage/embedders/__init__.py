@@ -69,6 +69,7 @@ def make_embedder(cfg: EmbedderConfig) -> Embedder:
             max_tokens=cfg.max_tokens or DEFAULT_MAX_TOKENS,
             api_key=cfg.api_key,
             batch_size=cfg.batch_size,
+            concurrent_requests=cfg.concurrent_requests,
             timeout_s=cfg.timeout_s,
         )
     if cfg.kind == "sentence-transformers":
