@@ -86,7 +86,7 @@ class Secrets:
 
     @classmethod
     def for_data_dir(cls, data_dir: Path) -> Secrets:
-        """The data directory's credentials: read back, or made once (random, mode 0600).
+        """Return the data directory's credentials: read back, or made once (random, 0600).
 
         Kept with the data, so a client survives a restart of the server it talks to.
         """
