@@ -14,8 +14,15 @@ machine is shared):
 2. fan-out: the 400-page PDF alone on 2 worker processes, fanned out
    (``fanout_pages=200``, parts of 100 pages) vs not fanned out; wall seconds.
 3. pickup latency: a tiny document enqueued to idle workers, enqueue -> start.
+4. scale (``--scale 1000 10000 100000``): that many small generated DOCX files in one
+   job on 2 worker processes with the ``none`` embedder, which isolates the queue,
+   the job state, the ledger and the store. Reports documents/s per block of 1,000
+   completions (it must stay flat), Redis memory (peak, and growth per document), and
+   how long ``chunkweave status``, ``GET /jobs`` and ``GET /jobs?status=failed`` take
+   once the job is done.
 
 Usage: ``.venv/bin/python bench/backfill.py [--corpus DIR] [--out FILE] [--only scaling|fanout]``
+or ``.venv/bin/python bench/backfill.py --scale 1000 10000 --out bench/results/backfill_scale.json``
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,6 +162,139 @@ def _pickup_latency(env: dict[str, str], tmp: Path, n: int = 5) -> list[float]:
     return out
 
 
+def make_docs(folder: Path, n: int) -> list[str]:
+    """``n`` small, distinct DOCX files (a heading and two paragraphs each), made fast.
+
+    One real DOCX is written with python-docx; the others copy its package with the
+    text of ``word/document.xml`` changed, so each has its own content hash.
+    """
+    import zipfile
+
+    import docx
+
+    folder.mkdir(parents=True, exist_ok=True)
+    template = folder / "template.docx"
+    document = docx.Document()
+    document.add_heading("Record TPLNUM", level=1)
+    document.add_paragraph("This is backfill record TPLNUM. " * 8)
+    document.add_paragraph("It lists the items that were received on day TPLNUM. " * 6)
+    document.save(str(template))
+    with zipfile.ZipFile(template) as zf:
+        parts = {name: zf.read(name) for name in zf.namelist()}
+    body = parts["word/document.xml"]
+    out = []
+    for i in range(n):
+        path = folder / f"record-{i:06d}.docx"
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in parts.items():
+                zf.writestr(
+                    name, body.replace(b"TPLNUM", str(i).encode()) if data is body else data
+                )
+        out.append(str(path))
+    template.unlink()
+    return out
+
+
+def _timed(fn: Callable[[], object], runs: int = 3) -> float:
+    """Median seconds of ``fn`` over ``runs`` calls."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return round(statistics.median(times), 4)
+
+
+def _scale_run(redis_url: str, weaviate: LocalWeaviate, tmp: Path, n: int) -> dict[str, object]:
+    """One ``--scale`` run of ``n`` documents (see the module docstring, run 4)."""
+    import redis as redis_lib
+    from fastapi.testclient import TestClient
+
+    from chunkweave.worker.api import create_app
+
+    sources = make_docs(tmp / f"scale-{n}", n)
+    tag = f"scale_{n}_{uuid.uuid4().hex[:6]}"
+    env = _env(redis_url, weaviate, tag, CHUNKWEAVE_EMBEDDER__KIND="none")
+    client = redis_lib.Redis.from_url(redis_url)
+    client.flushdb()  # each scale run starts from an empty Redis
+    base_memory = int(client.info("memory")["used_memory"])
+    workers = Workers(env, 2, tmp / f"{tag}.log")
+    enq = Enqueuer(_settings(env))
+    peak = base_memory
+    try:
+        started = time.time()
+        job_id = enq.submit([(s, "ingest") for s in sources])
+        enqueue_s = time.time() - started
+        print(f"[bench] scale {n}: enqueued in {enqueue_s:.1f}s", flush=True)
+        while True:
+            job = enq.jobs.get(job_id)
+            peak = max(peak, int(client.info("memory")["used_memory"]))
+            if job is not None and job.finished_at is not None:
+                break
+            if time.time() - started > 4 * 3600:
+                raise RuntimeError("scale run timed out")
+            time.sleep(2)
+        seconds = job.finished_at - started
+        end_memory = int(client.info("memory")["used_memory"])
+        full = enq.jobs.get(job_id, with_docs=True)
+        assert full is not None and full.docs is not None
+        finished = sorted(d.updated_at for d in full.docs if d.status in ("done", "failed"))
+        per_thousand = [
+            round(1000 / (finished[k + 999] - finished[k]), 1)
+            for k in range(0, len(finished) - 999, 1000)
+            if finished[k + 999] > finished[k]
+        ]
+        stage_names = sorted({k for d in full.docs for k in (d.timings or {})})
+        stages_ms = {
+            k: round(1000 * statistics.median((d.timings or {}).get(k, 0.0) for d in full.docs), 1)
+            for k in stage_names
+        }
+        task_ms = round(1000 * statistics.median(d.seconds or 0.0 for d in full.docs), 1)
+        app = create_app(_settings(env))
+        cli = str(Path(sys.executable).parent / "chunkweave")
+        with TestClient(app) as http:
+            timings = {
+                "GET /jobs": _timed(lambda: http.get("/jobs").raise_for_status()),
+                "GET /jobs?status=failed": _timed(
+                    lambda: http.get("/jobs", params={"status": "failed"}).raise_for_status()
+                ),
+                "GET /jobs/{id}?docs=false": _timed(
+                    lambda: http.get(f"/jobs/{job_id}", params={"docs": "false"})
+                ),
+                "GET /jobs/{id} (all documents)": _timed(lambda: http.get(f"/jobs/{job_id}"), 1),
+            }
+
+        def run_cli(*words: str) -> None:
+            subprocess.run([cli, *words], env=env, capture_output=True, check=True)
+
+        timings["chunkweave status"] = _timed(lambda: run_cli("status"), 1)
+        timings["chunkweave status JOB --json"] = _timed(
+            lambda: run_cli("status", job_id, "--json"), 1
+        )
+    finally:
+        enq.close()
+        workers.stop()
+        client.close()
+    return {
+        "documents": n,
+        "done": full.done,
+        "failed": full.failed,
+        "seconds": round(seconds, 1),
+        "enqueue_seconds": round(enqueue_s, 1),
+        "documents_per_s": round(n / seconds, 1),
+        "documents_per_s_per_1000": per_thousand,
+        "first_to_last_1000_ratio": round(per_thousand[-1] / per_thousand[0], 2)
+        if per_thousand
+        else None,
+        "median_task_ms": task_ms,
+        "median_stage_ms": stages_ms,
+        "redis_peak_mb": round(peak / 2**20, 1),
+        "redis_growth_bytes_per_document": round((end_memory - base_memory) / n),
+        "weaviate_ledger_reads_per_document": 1,  # Pipeline.ingest reads the ledger once
+        "query_seconds": timings,
+    }
+
+
 def main() -> None:
     # SIGTERM -> SystemExit, so the context managers stop the servers and workers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -161,7 +302,22 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "backfill.json")
     parser.add_argument("--only", choices=["scaling", "fanout"], default=None)
+    parser.add_argument("--scale", type=int, nargs="+", default=None, metavar="N")
     args = parser.parse_args()
+    if args.scale:
+        scale: dict[str, object] = {"cpus": os.cpu_count()}
+        with tempfile.TemporaryDirectory(prefix="cw-bench-") as tmp_name:
+            tmp = Path(tmp_name)
+            with (
+                LocalRedis(tmp / "redis", persist=False) as redis_server,
+                LocalWeaviate(tmp / "weaviate") as weaviate,
+            ):
+                for n in args.scale:
+                    scale[str(n)] = _scale_run(redis_server.url, weaviate, tmp, n)
+                    print(f"[bench] scale {n}: {json.dumps(scale[str(n)])}", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(scale, indent=2) + "\n")
+        return
 
     results: dict[str, object] = {"cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="cw-bench-") as tmp_name:

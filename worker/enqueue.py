@@ -23,6 +23,9 @@ from chunkweave.worker.webhook import WebhookRefusedError, check_url
 DOC_ID_SCHEME = "doc://"
 _DOCUMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}")
 
+#: Documents recorded in the job per Redis round trip while a job is submitted.
+_BATCH = 256
+
 _TASKS: dict[Action, str] = {
     "ingest": "chunkweave.ingest_document",
     "delete": "chunkweave.delete_document",
@@ -89,25 +92,37 @@ class Enqueuer:
             check_webhook(webhook_url, self.settings)
         job_id = self.jobs.create(webhook_url=webhook_url)
         named = doc_ids or {}
+        batch: list[DocState] = []
         for raw, action in items:
             if action == "delete" and raw.startswith(DOC_ID_SCHEME):
                 source = doc_id = raw  # the ledger knows its source
             else:
                 source = normalize(raw)
                 doc_id = named.get(raw) or doc_id_for(source)
-            state = DocState(doc_id=doc_id, source=source, status="queued", action=action)
-            if self.jobs.add_docs(job_id, [state]):
-                kwargs: dict[str, object] = {"job_id": job_id, "source": source, "doc_id": doc_id}
-                if action == "ingest" and force:
-                    kwargs["force"] = True
-                self.app.send_task(_TASKS[action], kwargs=kwargs, queue=self.settings.queue)
+            batch.append(DocState(doc_id=doc_id, source=source, status="queued", action=action))
             if on_each is not None:
                 on_each(source)
+            if len(batch) >= _BATCH:
+                self._send(job_id, batch, force)
+                batch = []
+        self._send(job_id, batch, force)
         if self.jobs.seal(job_id) and webhook_url:
             self.app.send_task(
                 "chunkweave.send_webhook", kwargs={"job_id": job_id}, queue=self.settings.queue
             )
         return job_id
+
+    def _send(self, job_id: str, batch: list[DocState], force: bool) -> None:
+        """Add a batch of documents to the job and send a task for each one new to it."""
+        for state in self.jobs.add_docs(job_id, batch):
+            kwargs: dict[str, object] = {
+                "job_id": job_id,
+                "source": state.source,
+                "doc_id": state.doc_id,
+            }
+            if state.action == "ingest" and force:
+                kwargs["force"] = True
+            self.app.send_task(_TASKS[state.action], kwargs=kwargs, queue=self.settings.queue)
 
     def close(self) -> None:
         """Release the Redis and broker connections."""

@@ -118,19 +118,23 @@ class JobStore:
         """Add documents as ``queued``; returns those that were new to this job.
 
         A document already in the job (same ``doc_id``) is not added twice, so
-        enqueuing the same file twice in one job yields one task.
+        enqueuing the same file twice in one job yields one task. Three round trips
+        for the whole batch, whatever its size (callers pass a few hundred at once).
         """
-        added: list[DocState] = []
         key = _job_key(job_id)
-        for doc in docs:
-            now = time.time()
-            doc = doc.model_copy(update={"queued_at": now, "updated_at": now})
-            if self.r.hsetnx(f"{key}:docs", doc.doc_id, doc.model_dump_json()):
-                pipe = self.r.pipeline(transaction=True)
-                pipe.sadd(f"{key}:queued", doc.doc_id)
-                pipe.hincrby(key, "total", 1)
-                pipe.execute()
-                added.append(doc)
+        now = time.time()
+        batch = [d.model_copy(update={"queued_at": now, "updated_at": now}) for d in docs]
+        if not batch:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for doc in batch:
+            pipe.hsetnx(f"{key}:docs", doc.doc_id, doc.model_dump_json())
+        added = [doc for doc, new in zip(batch, pipe.execute(), strict=True) if new]
+        if added:
+            pipe = self.r.pipeline(transaction=True)
+            pipe.sadd(f"{key}:queued", *(doc.doc_id for doc in added))
+            pipe.hincrby(key, "total", len(added))
+            pipe.execute()
         self._touch(job_id)
         return added
 
