@@ -10,16 +10,19 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import docx
 import pytest
+import redis
 from fastapi.testclient import TestClient
 
 from chunkweave.parsers import parse_document
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.worker.api import create_app
+from chunkweave.worker.jobs import JOBS_INDEX, DocState, JobStore
 from chunkweave.worker.settings import S3Config, Settings
 from chunkweave.worker.sources.s3 import s3_client
 from tests.fixtures_services import S3Server, WorkerProcs, wait_for
@@ -161,3 +164,20 @@ def test_uploads_go_to_the_bucket_when_one_is_configured(
         assert not [p for p in uploads.rglob("*") if p.is_file()] if uploads.exists() else True
     listed = client_s3.list_objects_v2(Bucket=s3_server.bucket, Prefix=prefix)
     assert listed.get("KeyCount", 0) == 0, listed.get("Contents")
+
+
+def test_job_state_expires_with_its_ttl(service_env: dict[str, str]):
+    """Item 5: job state does not pile up in Redis; the listing forgets expired jobs."""
+    client = redis.Redis.from_url(service_env["CHUNKWEAVE_REDIS_URL"])
+    jobs = JobStore(client, ttl_s=1)
+    job_id = jobs.create()
+    jobs.add_docs(job_id, [DocState(doc_id="d1", source="/x/d1.pdf", status="queued")])
+    jobs.set_doc(job_id, DocState(doc_id="d1", source="/x/d1.pdf", status="done"))
+    jobs.seal(job_id)
+    assert client.keys(f"cw:job:{job_id}*")
+    time.sleep(2.5)
+    assert client.keys(f"cw:job:{job_id}*") == []
+    assert jobs.get(job_id) is None
+    jobs.page(limit=1000)  # a listing that meets the expired id drops it from the index
+    assert client.zscore(JOBS_INDEX, job_id) is None
+    client.close()
