@@ -22,7 +22,7 @@ machine is shared):
    once the job is done.
 
 Usage: ``.venv/bin/python bench/backfill.py [--corpus DIR] [--out FILE] [--only scaling|fanout]``
-or ``.venv/bin/python bench/backfill.py --scale 1000 10000 --out bench/results/backfill_scale.json``
+or ``.venv/bin/python bench/backfill.py --scale 1000 10000 [--scale-embedder minilm] --out F``
 """
 
 from __future__ import annotations
@@ -205,7 +205,9 @@ def _timed(fn: Callable[[], object], runs: int = 3) -> float:
     return round(statistics.median(times), 4)
 
 
-def _scale_run(redis_url: str, weaviate: LocalWeaviate, tmp: Path, n: int) -> dict[str, object]:
+def _scale_run(
+    redis_url: str, weaviate: LocalWeaviate, tmp: Path, n: int, embedder: str = "none"
+) -> dict[str, object]:
     """One ``--scale`` run of ``n`` documents (see the module docstring, run 4)."""
     import redis as redis_lib
     from fastapi.testclient import TestClient
@@ -214,7 +216,7 @@ def _scale_run(redis_url: str, weaviate: LocalWeaviate, tmp: Path, n: int) -> di
 
     sources = make_docs(tmp / f"scale-{n}", n)
     tag = f"scale_{n}_{uuid.uuid4().hex[:6]}"
-    env = _env(redis_url, weaviate, tag, CHUNKWEAVE_EMBEDDER__KIND="none")
+    env = _env(redis_url, weaviate, tag, CHUNKWEAVE_EMBEDDER__KIND=embedder)
     client = redis_lib.Redis.from_url(redis_url)
     client.flushdb()  # each scale run starts from an empty Redis
     base_memory = int(client.info("memory")["used_memory"])
@@ -277,6 +279,7 @@ def _scale_run(redis_url: str, weaviate: LocalWeaviate, tmp: Path, n: int) -> di
         client.close()
     return {
         "documents": n,
+        "embedder": embedder,
         "done": full.done,
         "failed": full.failed,
         "seconds": round(seconds, 1),
@@ -303,6 +306,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "backfill.json")
     parser.add_argument("--only", choices=["scaling", "fanout"], default=None)
     parser.add_argument("--scale", type=int, nargs="+", default=None, metavar="N")
+    parser.add_argument(
+        "--scale-embedder",
+        default="none",
+        help="embedder kind for --scale runs: none (isolates the service) or minilm",
+    )
     args = parser.parse_args()
     if args.scale:
         scale: dict[str, object] = {"cpus": os.cpu_count()}
@@ -313,8 +321,9 @@ def main() -> None:
                 LocalWeaviate(tmp / "weaviate") as weaviate,
             ):
                 for n in args.scale:
-                    scale[str(n)] = _scale_run(redis_server.url, weaviate, tmp, n)
-                    print(f"[bench] scale {n}: {json.dumps(scale[str(n)])}", flush=True)
+                    key = f"{n}_{args.scale_embedder}"
+                    scale[key] = _scale_run(redis_server.url, weaviate, tmp, n, args.scale_embedder)
+                    print(f"[bench] scale {key}: {json.dumps(scale[key])}", flush=True)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(scale, indent=2) + "\n")
         return

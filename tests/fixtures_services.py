@@ -33,6 +33,7 @@ from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import Pipeline, open_pipeline
 from chunkweave.worker.embedded.redis_server import LocalRedis
+from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.settings import Settings
 from tests.local_s3 import LocalS3
 
@@ -99,6 +100,18 @@ def service_env(redis_url: str, tmp_path: Path) -> dict[str, str]:
         }
     )
     return env
+
+
+@pytest.fixture
+def service_enqueuer(service_env: dict[str, str]) -> Iterator[Enqueuer]:
+    """An :class:`Enqueuer` on ``service_env``'s Redis and queue (no workers)."""
+    enq = Enqueuer(
+        Settings(
+            redis_url=service_env["CHUNKWEAVE_REDIS_URL"], queue=service_env["CHUNKWEAVE_QUEUE"]
+        )
+    )
+    yield enq
+    enq.close()
 
 
 class WorkerProcs:

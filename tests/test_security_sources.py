@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chunkweave.worker.enqueue import Enqueuer
-from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources.local import FolderWatcher, iter_local
 from tests.fixtures_services import wait_for
 
@@ -21,14 +19,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def enq(service_env: dict[str, str]) -> Iterator[Enqueuer]:
-    e = Enqueuer(
-        Settings(
-            redis_url=service_env["CHUNKWEAVE_REDIS_URL"], queue=service_env["CHUNKWEAVE_QUEUE"]
-        )
-    )
-    yield e
-    e.close()
+def enq(service_enqueuer: Enqueuer) -> Enqueuer:
+    return service_enqueuer
 
 
 def _enqueued(enq: Enqueuer, watcher: FolderWatcher) -> list[tuple[str, str]]:

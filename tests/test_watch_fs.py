@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chunkweave.worker.enqueue import Enqueuer
-from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources.local import FolderWatcher
 from tests.fixtures_services import wait_for
 
@@ -19,14 +17,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def enq(service_env: dict[str, str]) -> Iterator[Enqueuer]:
-    e = Enqueuer(
-        Settings(
-            redis_url=service_env["CHUNKWEAVE_REDIS_URL"], queue=service_env["CHUNKWEAVE_QUEUE"]
-        )
-    )
-    yield e
-    e.close()
+def enq(service_enqueuer: Enqueuer) -> Enqueuer:
+    return service_enqueuer
 
 
 class Running:
