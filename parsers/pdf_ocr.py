@@ -207,18 +207,6 @@ def ocr_page(page: pymupdf.Page, language: str) -> OcrResult:
     )
 
 
-def ocr_textpage(page: pymupdf.Page, language: str) -> pymupdf.TextPage:
-    """Run :func:`ocr_page` and return its TextPage (in the displayed page's frame).
-
-    Raises RuntimeError when OCR is unavailable or fails, and when it finds no text
-    at all (the message names the languages and turns tried).
-    """
-    result = ocr_page(page, language)
-    if result.chars == 0:
-        raise RuntimeError(result.note or "OCR found no text")
-    return result.textpage
-
-
 def osd_available(tessdata: str) -> bool:
     """Tell whether the ``tesseract`` command and its ``osd`` data are installed."""
     return shutil.which("tesseract") is not None and (Path(tessdata) / "osd.traineddata").is_file()

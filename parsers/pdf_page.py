@@ -30,7 +30,7 @@ from chunkweave.parsers.pdf_grid import find_grid_tables
 from chunkweave.parsers.pdf_headings import demote_figure_labels, demote_label_runs
 from chunkweave.parsers.pdf_leaders import find_leader_tables
 from chunkweave.parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
-from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_textpage, tessdata_dir
+from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_page, tessdata_dir
 from chunkweave.parsers.pdf_order import column_count, reading_order
 from chunkweave.parsers.pdf_pairs import find_pair_tables
 from chunkweave.parsers.pdf_profile import PdfProfile
@@ -180,15 +180,19 @@ def _ocr_lines(
         )
         return []
     try:
-        # OCR text is set in a placeholder font: its flags say nothing about code.
-        lines = extract_lines(page, ocr_textpage(page, language))
-        for ln in lines:
-            ln.mono = False
+        result = ocr_page(page, language)
     except RuntimeError as exc:
         warnings.append(f"page {page_no}: no text layer and OCR failed: {exc}")
         return []
+    # OCR text is set in a placeholder font: its flags say nothing about code.
+    lines = extract_lines(page, result.textpage) if result.chars else []
+    for ln in lines:
+        ln.mono = False
     if not lines:
-        warnings.append(f"page {page_no}: no text layer and OCR found no text")
+        detail = result.note or f"languages tried: {'+'.join(result.languages)}"
+        warnings.append(f"page {page_no}: no text layer and OCR found no text ({detail})")
+    elif result.note:  # turned, unreliable, or a language without data
+        warnings.append(f"page {page_no}: scanned; {result.note}")
     return lines
 
 

@@ -113,6 +113,14 @@ def test_missing_language_is_named_and_the_rest_used(tmp_path: Path) -> None:
     _assert_reads(_words(result.textpage.extractText()))
 
 
+def test_page_warnings_say_which_languages_and_turns_were_tried(tmp_path: Path) -> None:
+    path = _scanned_pdf(tmp_path, [(0, 0), (90, 0)])  # upright, then turned in the image
+    doc = parse_document(path, ParseOptions(ocr_language="eng+xyz"))
+    by_page = {int(w.split(":")[0].split()[1]): w for w in doc.warnings}
+    assert "no Tesseract data for xyz" in by_page[1] and "languages tried: eng" in by_page[1]
+    assert "turned" in by_page[2] and "turns: 0/" in by_page[2], by_page[2]
+
+
 def test_plausibility_tells_words_from_garbage() -> None:
     words, chars = plausibility("The pumping station replaced two valves")
     assert words == chars
