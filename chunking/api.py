@@ -4,7 +4,7 @@ The pipeline is a chain of pure stages (no I/O, no globals):
 ``iter_units`` (furniture out, captions onto tables, sections numbered) ->
 a strategy's drafts (:mod:`chunkweave.chunking.sections`, :mod:`chunkweave.chunking.baselines`,
 :mod:`chunkweave.chunking.semantic`) -> ``iter_fitted`` (render, enforce the hard limit) ->
-parents (optional) -> IDs and indexes.
+parents (optional) -> IDs, indexes and source regions (:mod:`chunkweave.chunking.regions`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.ids import assign_ids, sha1_hex
 from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunkweave.chunking.parents import parent_groups, section_parents
+from chunkweave.chunking.regions import RegionIndex
 from chunkweave.chunking.sections import elements_drafts, faq_drafts, headings_drafts
 from chunkweave.chunking.semantic import semantic_chunker
 from chunkweave.chunking.tokens import Meter
@@ -168,6 +169,8 @@ def _assemble(
     keys = [c.key(p, h) for c, p, h in zip(children, child_parent, child_sha1, strict=True)]
     child_ids = assign_ids(doc_id, chunker, keys)
     ordered: list[tuple[Rendered, str, str | None, str]] = []
+    # Regions are positional, like ``chunk_index``: they are not in the content key.
+    regions = RegionIndex(doc.elements)
     emitted: set[int] = set()
     for child, cid, pid, group, sha in zip(
         children, child_ids, child_parent, groups, child_sha1, strict=True
@@ -193,6 +196,7 @@ def _assemble(
                 page_end=r.pages[-1] if r.pages else None,
                 pages=r.pages,
                 element_orders=r.element_orders,
+                regions=regions.regions(r.element_orders),
                 chunk_index=index,
                 token_count=r.token_count,
                 content_sha1=sha,

@@ -6,6 +6,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunkweave.parsers.elements import BBox
+
 Strategy = Literal[
     "elements",
     "headings",
@@ -87,6 +89,21 @@ class ChunkOptions(BaseModel):
     semantic_threshold: float = Field(default=0.25, ge=0.0, le=2.0)
 
 
+class Region(BaseModel):
+    """Where on a page some of a chunk's text is: for highlighting a search hit.
+
+    ``page`` is 1-based; ``bbox`` is ``(x0, y0, x1, y1)`` in PDF points, origin at
+    the top-left, in the frame the parser read the page's text in: PyMuPDF's, the
+    unrotated page (``page.rotation_matrix`` maps it onto a page shown rotated). See
+    :mod:`chunkweave.chunking.regions` for how a chunk's regions are made.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    page: int = Field(ge=1)
+    bbox: BBox
+
+
 class Chunk(BaseModel):
     """One chunk, ready to embed and store.
 
@@ -95,7 +112,10 @@ class Chunk(BaseModel):
     in front of ``text`` when contextualisation is on). ``id`` is the SHA1 hex from
     :func:`chunkweave.chunking.ids.chunk_id`. ``section_headings`` names the sections
     merged into a chunk below its ``heading_path`` (``merge_sections="listed"``;
-    empty for a chunk of one section).
+    empty for a chunk of one section). ``regions`` are the boxes of its elements on
+    their pages (:mod:`chunkweave.chunking.regions`; empty where the format has no
+    coordinates, as DOCX). Like ``chunk_index`` and ``element_orders`` they are
+    positional: not part of the chunk's identity (``id``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -112,6 +132,7 @@ class Chunk(BaseModel):
     page_end: int | None = None
     pages: tuple[int, ...] = ()
     element_orders: tuple[int, ...] = ()
+    regions: tuple[Region, ...] = ()
     chunk_index: int = Field(ge=0)
     token_count: int = Field(ge=0)
     content_sha1: str

@@ -73,6 +73,8 @@ def _parent(units: list[Unit], group: int, budget: Budget) -> Rendered:
                 n = len(table.rows) - table.header_rows
                 blocks.append(render_part(TablePart(table, 0, n, True, True), "markdown")[0])
                 orders.add(table.element.order)
+                if table.caption is not None and table.caption_order is not None:
+                    orders.add(table.caption_order)  # its text opens the table's block
                 if table.element.page is not None:
                     pages.add(table.element.page)
         else:

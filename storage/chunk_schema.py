@@ -9,7 +9,7 @@ from typing import Any
 
 from weaviate.classes.config import DataType, Property, Tokenization
 
-from chunkweave.chunking.models import Chunk
+from chunkweave.chunking.models import Chunk, Region
 
 _SCHEMA_TAG = "chunkweave:"
 
@@ -23,6 +23,10 @@ class EmbedderIdentity:
 
     def __str__(self) -> str:
         return f"{self.name} ({self.dimension}-d)"
+
+
+#: The property holding a chunk's source regions (schema version 3 and later).
+REGIONS = "regions"
 
 
 def _text(name: str, *, filterable: bool = False, searchable: bool = False) -> Property:
@@ -54,7 +58,10 @@ def _int(name: str, *, filterable: bool = False) -> Property:
 #:    parameters from ``WeaviateConfig``. A version 1 collection has every index
 #:    version 2 uses, so it keeps working (more slowly); see
 #:    :func:`chunkweave.storage.weaviate_store.WeaviateStore.ensure_schema`.
-SCHEMA_VERSION = 2
+#: 3. ``regions`` (the chunk's source regions, :attr:`Chunk.regions`), not indexed. A
+#:    version 1 or 2 collection has no such property: it is used as is, and its chunks
+#:    are written and read without regions (see ``ensure_schema``).
+SCHEMA_VERSION = 3
 
 #: Every inverted index costs write time on each object, so each one has a reader:
 #:
@@ -64,8 +71,9 @@ SCHEMA_VERSION = 2
 #:   groups of one table), ``parent_id`` (the children of a section).
 #: - searchable (BM25, the keyword half of hybrid search): ``text``, ``heading_path``
 #:   (the stored text does not repeat its headings) and ``caption``.
-#: - neither: hashes, chunker fingerprint, counters, table bodies and timestamps are
-#:   read back, never looked up (an object's UUID already derives from ``chunk_id``).
+#: - neither: hashes, chunker fingerprint, counters, table bodies, source regions and
+#:   timestamps are read back, never looked up (an object's UUID already derives from
+#:   ``chunk_id``).
 CHUNK_PROPERTIES: tuple[Property, ...] = (
     _text("chunk_id"),
     _text("doc_id", filterable=True),
@@ -95,6 +103,22 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
     _text("caption", searchable=True),
     _text("parent_id", filterable=True),
     Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
+    # One object per region: {"page": 3, "bbox": [x0, y0, x1, y1]} (points, top-left).
+    Property(
+        name=REGIONS,
+        data_type=DataType.OBJECT_ARRAY,
+        index_filterable=False,
+        index_searchable=False,
+        nested_properties=[
+            Property(
+                name="page",
+                data_type=DataType.INT,
+                index_filterable=False,
+                index_range_filters=False,
+            ),
+            Property(name="bbox", data_type=DataType.NUMBER_ARRAY, index_filterable=False),
+        ],
+    ),
 )
 
 #: The properties of the keyword (BM25) index, the keyword half of hybrid search.
@@ -123,8 +147,14 @@ FILTERABLE_PROPERTIES: frozenset[str] = frozenset(
 )
 
 
-def chunk_properties(chunk: Chunk, ingested_at: datetime) -> dict[str, Any]:
-    """Build the stored properties of ``chunk`` (``None`` fields are left out)."""
+def chunk_properties(
+    chunk: Chunk, ingested_at: datetime, *, regions: bool = True
+) -> dict[str, Any]:
+    """Build the stored properties of ``chunk`` (``None`` fields are left out).
+
+    ``regions`` off leaves out the source regions (a collection older than schema
+    version 3 has no property for them).
+    """
     props: dict[str, Any] = {
         "chunk_id": chunk.id,
         "doc_id": chunk.doc_id,
@@ -152,7 +182,16 @@ def chunk_properties(chunk: Chunk, ingested_at: datetime) -> dict[str, Any]:
         "parent_id": chunk.parent_id,
     }
     props.update({k: v for k, v in optional.items() if v is not None})
+    if regions:
+        props[REGIONS] = [{"page": r.page, "bbox": list(r.bbox)} for r in chunk.regions]
     return props
+
+
+def read_regions(value: Any) -> tuple[Region, ...]:
+    """Regions from a stored ``regions`` value (``None`` or missing: none)."""
+    return tuple(
+        Region(page=int(r["page"]), bbox=tuple(float(v) for v in r["bbox"])) for r in value or ()
+    )
 
 
 def identity_description(identity: EmbedderIdentity, schema: int = SCHEMA_VERSION) -> str:

@@ -11,9 +11,11 @@ through the client's own connection (its channel, auth headers, timeout and
 
 The encoding follows the client's (weaviate-client 4.24): ``str``, ``int``, ``float``,
 ``bool``, timezone-aware ``datetime`` (RFC 3339) and ``None`` values; lists of
-``str``, ``int``, ``float``, ``bool`` or ``datetime``; an empty list is sent as an
-empty-list property. Anything else (nested objects, references, naive datetimes)
-raises ``TypeError`` naming the property: the stores here never write those.
+``str``, ``int``, ``float``, ``bool`` or ``datetime``; nested objects (a ``dict``,
+``object`` properties) and lists of them (``object[]``, as a chunk's ``regions``),
+their values encoded by the same rules; an empty list is sent as an empty-list
+property. Anything else (references, naive datetimes, other types) raises
+``TypeError`` naming the property: the stores here never write those.
 """
 
 from __future__ import annotations
@@ -77,8 +79,20 @@ def _add_list(props: Any, name: str, values: Sequence[Any]) -> None:
     elif isinstance(first, float):
         packed = struct.pack(f"<{len(values)}d", *values)
         props.number_array_properties.add(prop_name=name, values_bytes=packed)
+    elif isinstance(first, dict):
+        array = props.object_array_properties.add(prop_name=name)
+        for value in values:
+            _fill_nested(array.values.add(), value, name)
     else:
         raise TypeError(f"property {name!r}: unsupported list of {type(first).__name__}")
+
+
+def _fill_nested(props: Any, values: Any, name: str) -> None:
+    # An ``ObjectPropertiesValue``: the same fields as an object's properties.
+    if not isinstance(values, Mapping):
+        raise TypeError(f"property {name!r}: unsupported list item {type(values).__name__}")
+    props.non_ref_properties.SetInParent()  # as the client: present even when empty
+    _fill_properties(props, values)
 
 
 def _fill_properties(props: Any, values: Mapping[str, Any]) -> None:
@@ -94,6 +108,8 @@ def _fill_properties(props: Any, values: Mapping[str, Any]) -> None:
             fields[name].number_value = value
         elif isinstance(value, list | tuple):
             _add_list(props, name, value)
+        elif isinstance(value, dict):
+            _fill_nested(props.object_properties.add(prop_name=name).value, value, name)
         elif isinstance(value, datetime):
             fields[name].string_value = _rfc3339(value, name)
         elif value is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chunkweave.chunking.models import Region
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -11,7 +13,9 @@ class Hit:
 
     ``score`` is always "higher is better" (see :func:`relevance`); ``distance`` is
     the vector distance when the store reported one (cosine: 0 same direction, 2
-    opposite), else ``None``.
+    opposite), else ``None``. ``regions`` say where the chunk's text is on its pages
+    (:attr:`chunkweave.chunking.models.Chunk.regions`; empty for formats without
+    coordinates and in collections older than chunk schema version 3).
     """
 
     uuid: str
@@ -23,6 +27,7 @@ class Hit:
     doc_id: str
     type: str
     distance: float | None = None
+    regions: tuple[Region, ...] = ()
 
 
 def relevance(score: float | None, distance: float | None, *, by_distance: bool) -> float | None:

@@ -24,6 +24,7 @@ from weaviate.exceptions import WeaviateBaseError
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.chunk_schema import (
     KEYWORD_PROPERTIES,
+    REGIONS,
     SCHEMA_VERSION,
     EmbedderIdentity,
     chunk_properties,
@@ -31,6 +32,7 @@ from chunkweave.storage.chunk_schema import (
     identity_description,
     parse_identity,
     parse_schema_version,
+    read_regions,
 )
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
@@ -87,6 +89,8 @@ class WeaviateStore:
         self.schema_version = SCHEMA_VERSION
         #: Whether the collection has the keyword (BM25) index (read by :meth:`ensure_schema`).
         self.keyword_index = cfg.keyword_index
+        #: Whether the collection stores source regions (read by :meth:`ensure_schema`).
+        self.regions = True
 
     @classmethod
     def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
@@ -119,14 +123,18 @@ class WeaviateStore:
         choice of the config; an existing one keeps its own (:attr:`keyword_index`
         says which it has). An existing one must hold this embedder's vectors
         (:class:`EmbedderMismatchError` otherwise) and a schema version this code
-        knows: a newer version is an error; version 1 (every identifier indexed,
-        Weaviate's HNSW defaults) has every index version 2 reads, so it is used as is
-        with a warning. Migration (optional: only write speed differs): ingest into a
-        new collection (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
+        knows: a newer version is an error; an older one is used as is, with a
+        warning saying what it lacks. Version 1 (every identifier indexed, Weaviate's
+        HNSW defaults) has every index later versions read, so only writes are
+        slower; versions 1 and 2 have no ``regions`` property, so chunks are written
+        and searched there without their source regions (:attr:`regions` is off; the
+        schema is never changed in place, and adding the property would give regions
+        only to chunks written from then on). Migration: ingest into a new collection
+        (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
         """
         name = self.cfg.collection
 
-        def _ensure() -> tuple[int | None, bool]:
+        def _ensure() -> tuple[int | None, bool, bool]:
             if not self.client.collections.exists(name):
                 self.client.collections.create(
                     name,
@@ -142,7 +150,7 @@ class WeaviateStore:
                     ),
                     multi_tenancy_config=self.session.multi_tenancy(),
                 )
-                return SCHEMA_VERSION, self.cfg.keyword_index
+                return SCHEMA_VERSION, self.cfg.keyword_index, True
             config = self.client.collections.use(name).config.get(simple=True)
             recorded = parse_identity(config.description)
             if recorded is None:
@@ -159,10 +167,13 @@ class WeaviateStore:
             keyword = any(
                 p.index_searchable and p.name in KEYWORD_PROPERTIES for p in config.properties
             )
-            return parse_schema_version(config.description), keyword
+            regions = any(p.name == REGIONS for p in config.properties)
+            return parse_schema_version(config.description), keyword, regions
 
         try:
-            version, self.keyword_index = self.session.retry(f"creating collection {name}", _ensure)
+            version, self.keyword_index, self.regions = self.session.retry(
+                f"creating collection {name}", _ensure
+            )
             self.session.ensure_tenant(name)
         except WeaviateBaseError as err:
             raise StoreError(f"creating collection {name}: {err}") from err
@@ -173,14 +184,17 @@ class WeaviateStore:
                 f"than this chunkweave's ({SCHEMA_VERSION}); upgrade chunkweave"
             )
         if self.schema_version < SCHEMA_VERSION:
+            lacks = [] if self.regions else ["no source regions on chunks or hits"]
+            if self.schema_version < 2:
+                lacks.append("slower writes (extra indexes, HNSW defaults)")
             log.warning(
                 "collection %r has chunk schema version %d (this chunkweave writes %d): it "
-                "works, but writes are slower (extra indexes, HNSW defaults); to migrate, "
-                "ingest into a new collection (CHUNKWEAVE_WEAVIATE__COLLECTION), then delete "
-                "the old one",
+                "works, with %s; to migrate, ingest into a new collection "
+                "(CHUNKWEAVE_WEAVIATE__COLLECTION), then delete the old one",
                 name,
                 self.schema_version,
                 SCHEMA_VERSION,
+                " and ".join(lacks) or "what that version has",
             )
 
     # -- writes ------------------------------------------------------------------------
@@ -196,7 +210,10 @@ class WeaviateStore:
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         now = datetime.now(UTC)
         pending: dict[str, Pending] = {
-            chunk_uuid(c.id): (chunk_properties(c, now), vectors[i] if vectors else None)
+            chunk_uuid(c.id): (
+                chunk_properties(c, now, regions=self.regions),
+                vectors[i] if vectors else None,
+            )
             for i, c in enumerate(chunks)
         }
         delay = 0.5
@@ -365,6 +382,7 @@ class WeaviateStore:
                 source=str(o.properties.get("source", "")),
                 doc_id=str(o.properties.get("doc_id", "")),
                 type=str(o.properties.get("type", "")),
+                regions=read_regions(o.properties.get(REGIONS)),
             )
             for o in objs
         ]

@@ -17,7 +17,7 @@ from weaviate.collections.classes.batch import _BatchObject
 from weaviate.proto.v1 import batch_pb2
 from weaviate.util import _ServerVersion
 
-from chunkweave.chunking.models import Chunk
+from chunkweave.chunking.models import Chunk, Region
 from chunkweave.storage.chunk_schema import chunk_properties
 from chunkweave.storage.grpc_batch import BatchSender, encode_request, vector_bytes
 from chunkweave.storage.uuids import chunk_uuid
@@ -29,7 +29,10 @@ WHEN = datetime(2026, 12, 1, 15, 4, 5, 123456, tzinfo=UTC)
 
 
 def table_chunk() -> Chunk:
-    """A table row-group chunk: every optional field set, no heading path, two pages."""
+    """A table row-group chunk: every optional field set, no heading path, two pages.
+
+    Its regions: one box on each page (integral coordinates are floats all the same).
+    """
     base = make_chunk("doc-t", 7, text="| a | b |\n| --- | --- |\n| 1 | 2 |")
     return base.model_copy(
         update={
@@ -44,6 +47,10 @@ def table_chunk() -> Chunk:
             "table_html": "<table><tr><td>a</td></tr></table>",
             "caption": "Table 1: Ünïcode — caption",
             "parent_id": "p" * 40,
+            "regions": (
+                Region(page=3, bbox=(72.0, 600.25, 523.5, 770.0)),
+                Region(page=4, bbox=(72, 60, 523.5, 140.75)),
+            ),
         }
     )
 
@@ -95,6 +102,9 @@ def test_every_supported_value_type_matches_the_client():
         "bb": [True, False],
         "dd": [WHEN],
         "empty": [],
+        "o": {"i": 1, "ff": [0.5], "inner": {"d": WHEN, "empty": []}, "oo": [{"b": False}]},
+        "oo": [{"page": 3, "bbox": [1.5, 2.0, 3.25, 4.0]}, {"page": 4, "bbox": [0.0, 1.0]}],
+        "o_empty": {},
     }
     ours = encode_request([("u-1", (props, None))], collection="Chunk")
     assert ours == client_request([("u-1", props, None)], None)
@@ -116,9 +126,10 @@ def test_empty_or_2d_vectors_are_refused(bad):
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ({"nested": 1}, "'p': unsupported type dict"),
-        ([{"nested": 1}], "'p': unsupported list of dict"),
+        ({1, 2}, "'p': unsupported type set"),
+        ([{"page": 1}, 2], "'p': unsupported list item int"),
         (datetime(2026, 1, 1), "'p': datetime without a timezone"),  # noqa: DTZ001
+        ({"when": datetime(2026, 1, 1)}, "'when': datetime without a timezone"),  # noqa: DTZ001
     ],
 )
 def test_unsupported_values_name_the_property(value, message):
@@ -176,6 +187,11 @@ def test_both_encodings_store_the_same_objects(weaviate_cfg):
     table = stored["ours"][chunk_uuid(chunks[-1].id)][0]
     assert table["caption"] == "Table 1: Ünïcode — caption" and table["pages"] == [3, 4]
     assert table["heading_path"] == [] and table["ingested_at"] == WHEN
+    assert table["regions"] == [
+        {"page": 3, "bbox": [72.0, 600.25, 523.5, 770.0]},
+        {"page": 4, "bbox": [72.0, 60.0, 523.5, 140.75]},
+    ]
+    assert stored["ours"][chunk_uuid(chunks[0].id)][0]["regions"] == []
 
 
 @pytest.mark.integration

@@ -13,10 +13,12 @@ import pytest
 from weaviate.classes.config import Configure
 from weaviate.classes.query import Filter
 
+from chunkweave.chunking.models import Region
 from chunkweave.storage.chunk_schema import (
     CHUNK_PROPERTIES,
     FILTERABLE_PROPERTIES,
     KEYWORD_PROPERTIES,
+    REGIONS,
     SCHEMA_VERSION,
     chunk_properties,
     identity_description,
@@ -57,8 +59,21 @@ def test_only_read_properties_are_indexed():
     assert {"doc_id", "chunk_index", "source", "type", "pages"} <= FILTERABLE_PROPERTIES
     assert searchable == KEYWORD_PROPERTIES
     unread = {"chunk_id", "content_sha1", "doc_sha1", "chunker", "token_count", "ingested_at"}
-    assert not unread & FILTERABLE_PROPERTIES
+    assert not (unread | {REGIONS}) & FILTERABLE_PROPERTIES
     assert not any(p.indexRangeFilters for p in CHUNK_PROPERTIES)
+    nested = by_name[REGIONS].nestedProperties or []
+    assert {p.name for p in nested} == {"page", "bbox"}
+    assert not any(p.indexFilterable or p.indexSearchable or p.indexRangeFilters for p in nested)
+
+
+def test_regions_are_stored_as_page_and_box_objects():
+    chunk = make_chunk("doc-a", 1).model_copy(
+        update={"regions": (Region(page=1, bbox=(72, 90.5, 300, 200)),)}
+    )
+    props = chunk_properties(chunk, ingested_at=None)  # type: ignore[arg-type]
+    assert props[REGIONS] == [{"page": 1, "bbox": [72.0, 90.5, 300.0, 200.0]}]
+    assert REGIONS not in chunk_properties(chunk, None, regions=False)  # type: ignore[arg-type]
+    assert chunk_properties(make_chunk("doc-a", 2), None)[REGIONS] == []  # type: ignore[arg-type]
 
 
 # -- real server --------------------------------------------------------------------------
@@ -81,7 +96,7 @@ def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
         assert (index.ef_construction, index.max_connections, index.ef) == (48, 20, 90)
         assert index.dynamic_ef_min == 70
         assert parse_schema_version(config.description) == st.schema_version == SCHEMA_VERSION
-        assert st.keyword_index is True
+        assert st.keyword_index is True and st.regions is True
         stored = {p.name: p for p in config.properties}
         assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
         assert {n for n, p in stored.items() if p.index_searchable} == {
@@ -147,17 +162,47 @@ def test_version_1_collection_is_used_with_a_warning(weaviate_cfg, caplog):
         client.collections.create(
             weaviate_cfg.collection,
             description=legacy,
-            properties=list(CHUNK_PROPERTIES),
+            properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
     with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
-        assert old.schema_version == 1
+        assert (old.schema_version, old.regions) == (1, False)
         assert "schema version 1" in caplog.text and "new collection" in caplog.text
+        assert "slower writes" in caplog.text and "no source regions" in caplog.text
         chunks = [make_chunk("doc-a", i) for i in range(5)]
         old.upsert(chunks, vectors(chunks))
         assert old.doc_uuids("doc-a") == {chunk_uuid(c.id) for c in chunks}
+    finally:
+        old.client.collections.delete(weaviate_cfg.collection)
+        old.close()
+
+
+@pytest.mark.integration
+def test_version_2_collection_is_used_without_regions(weaviate_cfg, caplog):
+    # A collection as chunkweave created it before chunks had source regions.
+    with connect(weaviate_cfg) as client:
+        client.collections.create(
+            weaviate_cfg.collection,
+            description=identity_description(ID16, schema=2),
+            properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
+            vector_config=Configure.Vectors.self_provided(),
+        )
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
+        old = WeaviateStore.open(weaviate_cfg, ID16)
+    try:
+        assert (old.schema_version, old.regions) == (2, False)
+        assert "schema version 2" in caplog.text and "no source regions" in caplog.text
+        assert "slower writes" not in caplog.text
+        boxed = Region(page=1, bbox=(72.0, 90.0, 300.0, 200.0))
+        chunks = [make_chunk("doc-a", i).model_copy(update={"regions": (boxed,)}) for i in range(3)]
+        old.upsert(chunks, vectors(chunks))  # written, without their regions
+        [hit] = old.search(chunks[1].text, None, k=1)
+        assert hit.uuid == chunk_uuid(chunks[1].id) and hit.regions == ()
+        # The schema is left as it was (no property added by the write).
+        config = old.client.collections.use(weaviate_cfg.collection).config.get()
+        assert REGIONS not in {p.name for p in config.properties}
     finally:
         old.client.collections.delete(weaviate_cfg.collection)
         old.close()

@@ -29,7 +29,7 @@ from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
-from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.storage.weaviate_store import EmbedderIdentity, Hit, StoreError, WeaviateStore
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 
@@ -244,6 +244,11 @@ def _parse_filters(items: Sequence[str]) -> Any:
     return where
 
 
+def hit_json(hit: Hit) -> dict[str, Any]:
+    """One hit of ``search --json``: its fields, regions as ``{"page", "bbox"}`` objects."""
+    return {**hit.__dict__, "regions": [r.model_dump(mode="json") for r in hit.regions]}
+
+
 @click.command()
 @click.argument("query")
 @click.option("-k", "k", default=5, show_default=True, type=click.IntRange(min=1))
@@ -279,7 +284,7 @@ def search(query: str, k: int, filters: tuple[str, ...], hybrid: bool, as_json: 
         finally:
             store.close()
     if as_json:
-        echo_json([hit.__dict__ for hit in hits])
+        echo_json([hit_json(hit) for hit in hits])
         return
     if not hits:
         click.echo("no results")
