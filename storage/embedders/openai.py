@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import random
-import time
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,9 @@ from chunkweave.storage.embedders.errors import (
 )
 
 DEFAULT_MAX_TOKENS = 512
+#: Requests in flight at once. A GPU embedding server (TEI, vLLM, Infinity) batches
+#: concurrent requests together; one at a time leaves it idle between them.
+DEFAULT_CONCURRENT_REQUESTS = 4
 # 408 request timeout, 409 conflict (some gateways), 425 too early, 429 rate limit;
 # every 5xx is treated as transient too.
 _RETRYABLE = frozenset({408, 409, 425, 429})
@@ -39,6 +43,11 @@ class OpenAIEmbedder:
     """Embeds by calling a remote OpenAI-compatible embeddings endpoint.
 
     - Sends ``batch_size`` texts per request and returns vectors in input order.
+    - Keeps up to ``concurrent_requests`` requests in flight at once, from a
+      thread pool of that size: a sliding window, where the next batch is sliced
+      and sent as soon as any request finishes, so no more than that many batches
+      are ever in flight whatever the input size. With 1 (or a single batch) the
+      requests go one after another from the calling thread.
     - Retries 429, 408/409/425, 5xx, timeouts and connection errors up to
       ``retries`` times with exponential backoff and jitter (``Retry-After`` is
       honoured, capped at ``max_backoff_s``); any other status fails at once.
@@ -46,6 +55,10 @@ class OpenAIEmbedder:
       and the server's reason (the API key never appears in it) and carries the
       last status: ``transient`` when the service never answered or last answered
       429 or 5xx.
+    - With several requests in flight, the first batch to fail for good decides
+      the error, raised as above: no further batch is sent, the batches in flight
+      finish their current attempt but retry no more, and the call returns only
+      once none of its requests is in flight.
     - Checks every response: one vector per text, each of ``dimension`` floats.
     - ``count`` is exact when ``tokenizer_path`` names the model's local
       ``tokenizer.json``; otherwise it is :func:`approx_token_count`, an
@@ -62,6 +75,7 @@ class OpenAIEmbedder:
         max_tokens: int = DEFAULT_MAX_TOKENS,
         api_key: SecretStr | None = None,
         batch_size: int = 16,
+        concurrent_requests: int = DEFAULT_CONCURRENT_REQUESTS,
         timeout_s: float = 60.0,
         retries: int = 5,
         backoff_s: float = 0.5,
@@ -70,9 +84,10 @@ class OpenAIEmbedder:
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise EmbedderConfigError(f"openai embedder: base_url {base_url!r} is not http(s)")
-        if dimension < 1 or max_tokens < 1 or batch_size < 1 or retries < 0:
+        if min(dimension, max_tokens, batch_size, concurrent_requests) < 1 or retries < 0:
             raise EmbedderConfigError(
-                "openai embedder: dimension, max_tokens and batch_size must be >= 1, retries >= 0"
+                "openai embedder: dimension, max_tokens, batch_size and concurrent_requests "
+                "must be >= 1, retries >= 0"
             )
         self.name = f"openai:{model}"
         self.dimension = dimension
@@ -80,6 +95,7 @@ class OpenAIEmbedder:
         self.model = model
         self.url = base_url.rstrip("/") + "/embeddings"
         self.batch_size = batch_size
+        self.concurrent_requests = concurrent_requests
         self.retries = retries
         self._api_key = api_key
         self._timeout_s = timeout_s
@@ -103,9 +119,15 @@ class OpenAIEmbedder:
             tokens = self.count(text)
             if tokens > self.max_tokens:
                 raise TextTooLongError(self.name, index, tokens, self.max_tokens)
+        # Made here, in the calling thread: the pool's threads share it (httpx.Client
+        # is thread-safe) and never race to create it.
+        client = self._http()
+        if self.concurrent_requests > 1 and len(texts) > self.batch_size:
+            return self._embed_concurrently(client, texts)
+        never = threading.Event()
         vectors: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            vectors.extend(self._request(texts[start : start + self.batch_size]))
+            vectors.extend(self._request(client, texts[start : start + self.batch_size], never))
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
@@ -118,6 +140,46 @@ class OpenAIEmbedder:
             self._client.close()
             self._client = None
 
+    def _embed_concurrently(self, client: httpx.Client, texts: list[str]) -> list[list[float]]:
+        """Vectors of ``texts`` in order, with up to ``concurrent_requests`` requests in flight."""
+        starts = iter(enumerate(range(0, len(texts), self.batch_size)))
+        results: dict[int, list[list[float]]] = {}
+        in_flight: dict[Future[list[list[float]]], int] = {}
+        stop = threading.Event()
+        failure: Exception | None = None
+        with ThreadPoolExecutor(self.concurrent_requests, thread_name_prefix="embed") as pool:
+            try:
+                while True:
+                    # Slice and send only as many batches as there are free slots, so
+                    # a huge input never has more than the window's texts in requests.
+                    while failure is None and len(in_flight) < self.concurrent_requests:
+                        item = next(starts, None)
+                        if item is None:
+                            break
+                        number, start = item
+                        batch = texts[start : start + self.batch_size]
+                        in_flight[pool.submit(self._request, client, batch, stop)] = number
+                    if not in_flight:
+                        break
+                    done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                    for future in sorted(done, key=in_flight.__getitem__):
+                        number = in_flight.pop(future)
+                        try:
+                            results[number] = future.result()
+                        except _Abandoned:
+                            pass
+                        except Exception as exc:  # re-raised once none is in flight
+                            if failure is None:
+                                failure = exc
+                                stop.set()
+            finally:
+                # On a failure or an interrupt here: the requests in flight retry no
+                # more, and leaving the pool waits for their current attempt.
+                stop.set()
+        if failure is not None:
+            raise failure
+        return [vector for number in range(len(results)) for vector in results[number]]
+
     def _http(self) -> httpx.Client:
         # One pooled client per process: sockets inherited over fork are shared with
         # the parent and must not be reused by the child.
@@ -125,18 +187,32 @@ class OpenAIEmbedder:
             headers = {"Content-Type": "application/json"}
             if self._api_key is not None:
                 headers["Authorization"] = f"Bearer {self._api_key.get_secret_value()}"
-            self._client = httpx.Client(timeout=self._timeout_s, headers=headers)
+            # Keep a connection alive for every request that may be in flight.
+            limits = httpx.Limits(
+                max_connections=max(100, self.concurrent_requests),
+                max_keepalive_connections=max(20, self.concurrent_requests),
+            )
+            self._client = httpx.Client(timeout=self._timeout_s, headers=headers, limits=limits)
             self._client_pid = os.getpid()
         return self._client
 
-    def _request(self, batch: list[str]) -> list[list[float]]:
+    def _request(
+        self, client: httpx.Client, batch: list[str], stop: threading.Event
+    ) -> list[list[float]]:
+        """Vectors of one batch, retried per the class rules.
+
+        Raises :class:`_Abandoned` instead of starting or waiting for another attempt
+        once ``stop`` is set.
+        """
         payload = {"model": self.model, "input": batch, "encoding_format": "float"}
         last = ""
         status: int | None = None  # of the last response; None: no response at all
         for attempt in range(self.retries + 1):
+            if stop.is_set():
+                raise _Abandoned
             delay: float | None = None
             try:
-                resp = self._http().post(self.url, json=payload)
+                resp = client.post(self.url, json=payload)
             except httpx.TransportError as exc:  # timeouts, refused/reset connections
                 last, status = f"{type(exc).__name__}: {exc or 'no detail'}", None
             else:
@@ -148,7 +224,9 @@ class OpenAIEmbedder:
                 delay = _retry_after(resp)
             if attempt < self.retries:
                 backoff = self._backoff_s * 2**attempt * (0.5 + random.random() / 2)
-                time.sleep(min(self._max_backoff_s, delay if delay is not None else backoff))
+                # An interruptible sleep: another batch's failure ends the wait.
+                if stop.wait(min(self._max_backoff_s, delay if delay is not None else backoff)):
+                    raise _Abandoned
         raise EmbeddingServiceError(
             f"{self.url}: gave up after {self.retries + 1} attempts; last error: {last}", status
         )
@@ -174,6 +252,10 @@ class OpenAIEmbedder:
                 resp.status_code,
             )
         return vectors
+
+
+class _Abandoned(Exception):
+    """A batch given up because another batch of the same call failed for good."""
 
 
 def _describe(resp: httpx.Response) -> str:
