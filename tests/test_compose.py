@@ -13,6 +13,7 @@ import importlib.util
 import re
 from pathlib import Path
 
+import click
 import yaml
 
 from chunkweave.storage.embedded.weaviate_build import PINNED_VERSION
@@ -63,10 +64,13 @@ def test_compose_healthchecks_and_named_volumes():
 
 
 def test_compose_commands_exist():
+    ctx = click.Context(cli_main)
     for name, svc in _compose()["services"].items():
         cmd = svc.get("command")
         if cmd and cmd[0] == "chunkweave":
-            assert cmd[1] in cli_main.commands, f"{name}: unknown command {cmd[1]}"
+            command = cli_main.get_command(ctx, cmd[1])  # commands load on first use
+            assert command is not None, f"{name}: unknown command {cmd[1]}"
+            command.make_context(cmd[1], list(cmd[2:]))  # its options parse
 
 
 def test_dockerfile_is_slim_non_root_with_ocr_and_healthcheck():
