@@ -205,8 +205,26 @@ def _timed(fn: Callable[[], object], runs: int = 3) -> float:
     return round(statistics.median(times), 4)
 
 
+def _rates(samples: list[tuple[float, int]], block: int = 1000) -> list[float]:
+    """Documents/s over each block of ``block`` completions, from (time, count) samples."""
+    rates: list[float] = []
+    edge, last_t = block, 0.0
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:], strict=False):
+        while c0 < edge <= c1:
+            t_edge = t0 + (t1 - t0) * (edge - c0) / (c1 - c0)  # when the block ended
+            if t_edge > last_t:
+                rates.append(round(block / (t_edge - last_t), 1))
+            last_t, edge = t_edge, edge + block
+    return rates
+
+
 def _scale_run(
-    redis_url: str, weaviate: LocalWeaviate, tmp: Path, n: int, embedder: str = "none"
+    redis_url: str,
+    weaviate: LocalWeaviate,
+    tmp: Path,
+    n: int,
+    embedder: str = "none",
+    progress: Path | None = None,
 ) -> dict[str, object]:
     """One ``--scale`` run of ``n`` documents (see the module docstring, run 4)."""
     import redis as redis_lib
@@ -228,9 +246,14 @@ def _scale_run(
         job_id = enq.submit([(s, "ingest") for s in sources])
         enqueue_s = time.time() - started
         print(f"[bench] scale {n}: enqueued in {enqueue_s:.1f}s", flush=True)
+        samples: list[tuple[float, int]] = []  # (seconds since enqueue, documents finished)
         while True:
             job = enq.jobs.get(job_id)
             peak = max(peak, int(client.info("memory")["used_memory"]))
+            if job is not None:
+                samples.append((time.time() - started, job.done + job.failed))
+                if progress is not None and len(samples) % 15 == 0:
+                    progress.write_text(json.dumps({"n": n, "rates": _rates(samples)}) + "\n")
             if job is not None and job.finished_at is not None:
                 break
             if time.time() - started > 4 * 3600:
@@ -322,8 +345,13 @@ def main() -> None:
             ):
                 for n in args.scale:
                     key = f"{n}_{args.scale_embedder}"
-                    scale[key] = _scale_run(redis_server.url, weaviate, tmp, n, args.scale_embedder)
+                    progress = args.out.with_suffix(".progress.json")
+                    scale[key] = _scale_run(
+                        redis_server.url, weaviate, tmp, n, args.scale_embedder, progress
+                    )
                     print(f"[bench] scale {key}: {json.dumps(scale[key])}", flush=True)
+                    args.out.parent.mkdir(parents=True, exist_ok=True)
+                    args.out.write_text(json.dumps(scale, indent=2) + "\n")  # after each run
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(scale, indent=2) + "\n")
         return
