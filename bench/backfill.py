@@ -246,7 +246,8 @@ def _scale_run(
         job_id = enq.submit([(s, "ingest") for s in sources])
         enqueue_s = time.time() - started
         print(f"[bench] scale {n}: enqueued in {enqueue_s:.1f}s", flush=True)
-        samples: list[tuple[float, int]] = []  # (seconds since enqueue, documents finished)
+        # (seconds since the enqueue began, documents finished)
+        samples: list[tuple[float, int]] = [(0.0, 0)]
         while True:
             job = enq.jobs.get(job_id)
             peak = max(peak, int(client.info("memory")["used_memory"]))
