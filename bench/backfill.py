@@ -344,17 +344,15 @@ def main() -> None:
                 LocalRedis(tmp / "redis", persist=False) as redis_server,
                 LocalWeaviate(tmp / "weaviate") as weaviate,
             ):
+                progress = args.out.with_suffix(".progress.json")
+                args.out.parent.mkdir(parents=True, exist_ok=True)
                 for n in args.scale:
                     key = f"{n}_{args.scale_embedder}"
-                    progress = args.out.with_suffix(".progress.json")
                     scale[key] = _scale_run(
                         redis_server.url, weaviate, tmp, n, args.scale_embedder, progress
                     )
                     print(f"[bench] scale {key}: {json.dumps(scale[key])}", flush=True)
-                    args.out.parent.mkdir(parents=True, exist_ok=True)
                     args.out.write_text(json.dumps(scale, indent=2) + "\n")  # after each run
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(scale, indent=2) + "\n")
         return
 
     results: dict[str, object] = {"cpus": os.cpu_count()}

@@ -111,11 +111,12 @@ def test_zip_bomb_with_lying_declared_size_is_refused(tmp_path: Path) -> None:
         + b"</w:t></w:r></w:p></w:body></w:document>"
     )
     path = _with_document_xml(tmp_path, xml)
-    _patch_declared_size(path, "word/document.xml", 1024)
+    patch_declared_size(path, "word/document.xml", 1024)
     _refused(path, (UnsafeDocumentError, CorruptDocumentError))  # type: ignore[arg-type]
 
 
-def _patch_declared_size(path: Path, name: str, size: int) -> None:
+def patch_declared_size(path: Path, name: str, size: int) -> None:
+    """Rewrite the uncompressed size a zip declares for ``name`` (local and central headers)."""
     data = bytearray(path.read_bytes())
     encoded = name.encode()
     # Local header: uncompressed size at offset 22; central directory: offset 24.

@@ -29,6 +29,7 @@ from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import open_pipeline
 from chunkweave.storage.weaviate_store import WeaviateStore
+from tests.pdf_helpers import draw_ruled_table
 from tests.store_helpers import CountingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,13 +81,7 @@ def build_pdf(path: Path) -> Path:
     page.insert_text((72, 100), "Table 1: Scores of thirty runs", fontsize=10)
     top = 110
     rows = [("Run", "Score", "Time")] + [(f"run{r}", f"0.{r:02d}", f"{r}s") for r in range(1, 31)]
-    for r, row in enumerate(rows):
-        for c, cell in enumerate(row):
-            page.insert_text((80 + 120 * c, top + 14 + 20 * r), cell, fontsize=10)
-    for r in range(len(rows) + 1):
-        page.draw_line((72, top + 20 * r), (432, top + 20 * r))
-    for c in range(4):
-        page.draw_line((72 + 120 * c, top), (72 + 120 * c, top + 20 * len(rows)))
+    draw_ruled_table(page, top, rows)
     doc.save(path)
     return path
 

@@ -22,6 +22,7 @@ from chunkweave.parsers.errors import (
     UnsafeDocumentError,
     UnsupportedFormatError,
 )
+from tests.test_bad_input_docx import patch_declared_size
 
 
 def _pdf_bytes() -> bytes:
@@ -226,7 +227,7 @@ def test_huge_mimetype_entry_with_a_lying_size_is_never_inflated(tmp_path: Path)
     # The directory claims 40 bytes: detection reads only that much, sees the CRC
     # disagree and calls the container damaged, without inflating the rest.
     path = _docx_with_huge_mimetype(tmp_path / "liar.docx")
-    _patch_declared_size(path, "mimetype", 40)
+    patch_declared_size(path, "mimetype", 40)
     growth_mib, outcome = _rss_growth_and_outcome(path)
     assert outcome.startswith("CorruptDocumentError") and str(path) in outcome
     assert growth_mib < 32, f"parsing grew RSS by {growth_mib} MiB"
@@ -239,17 +240,3 @@ def test_mimetype_is_read_at_most_the_bound(tmp_path: Path) -> None:
     )
     with pytest.raises(UnsafeDocumentError, match="odt.docx.*mimetype declares"):
         detect_format(path)
-
-
-def _patch_declared_size(path: Path, name: str, size: int) -> None:
-    data = bytearray(path.read_bytes())
-    encoded = name.encode()
-    # Local header: uncompressed size at offset 22; central directory: offset 24.
-    for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
-        start = 0
-        while (i := data.find(sig, start)) >= 0:
-            start = i + 4
-            name_at = i + (30 if sig == b"PK\x03\x04" else 46)
-            if data[name_at : name_at + len(encoded)] == encoded:
-                data[i + off : i + off + 4] = size.to_bytes(4, "little")
-    path.write_bytes(bytes(data))

@@ -8,6 +8,7 @@ import pymupdf
 
 from chunkweave.parsers.document import ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
+from tests.pdf_helpers import draw_ruled_table
 
 
 def _build(path: Path) -> Path:
@@ -36,13 +37,7 @@ def _build(path: Path) -> Path:
     put("Table 1: Results of the runs", 10, "helv", gap=1.2)
     top = y
     rows = [("Run", "Score", "Time"), ("A", "0.91", "12"), ("B", "0.87", "10")]
-    for r, row in enumerate(rows):
-        for c, cell in enumerate(row):
-            page.insert_text((80 + 120 * c, top + 14 + 20 * r), cell, fontsize=10)
-    for r in range(len(rows) + 1):
-        page.draw_line((72, top + 20 * r), (432, top + 20 * r))
-    for c in range(4):
-        page.draw_line((72 + 120 * c, top), (72 + 120 * c, top + 20 * len(rows)))
+    draw_ruled_table(page, top, rows)
     y = top + 20 * len(rows) + 30
     put("2 Method", 18, "hebo", gap=2)
     put("The method section text.")
