@@ -194,8 +194,14 @@ def _top_down(toc: list[list[Any]]) -> list[list[Any]]:
     return out
 
 
-def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
-    """Parse every selected document with every selected system; return the score rows."""
+def run(
+    args: argparse.Namespace, per_doc: dict[str, dict[str, dict[str, Any]]] | None = None
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Parse every selected document with every selected system; return the score rows.
+
+    With ``per_doc`` (a dict), each document's own row is also put there, under its
+    system and file name.
+    """
     docs = corpus_documents(args.corpus, include_outline=not args.no_outline)
     if args.docs:
         wanted = set(args.docs.split(","))
@@ -235,6 +241,10 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, dict[str, Any]]]:
                 items = [item_from_json(i) for i in rec.get("items", [])] if rec else []
                 tally.seconds += rec["seconds"] if rec else 0.0
                 tally.add(gt, items)  # a failure scores as an empty parse
+                if per_doc is not None:
+                    one = Tally()
+                    one.add(gt, items)
+                    per_doc.setdefault(name, {})[d.name] = one.row()
             results[name] = {g: t.row() for g, t in sorted(tallies.items())}
     return results
 
@@ -266,6 +276,28 @@ def render(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     return group_table(head, results, row)
 
 
+def render_per_doc(per_doc: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """Render one line per (document, system): headings, levels, tables, furniture."""
+    out = [
+        f"{'document':44s} {'system':20s} {'H-P':>5s} {'H-R':>5s} {'level':>5s} "
+        f"{'T-P':>5s} {'T-R':>5s} {'furn':>6s}"
+    ]
+    names = sorted({d for rows in per_doc.values() for d in rows})
+    for doc in names:
+        for system, rows in per_doc.items():
+            r = rows.get(doc)
+            if r is None:
+                continue
+            furn = r.get("furniture_proxy_per_page")
+            leak = f"{furn:.2f}" if furn is not None else f"{r['furniture_leaked']}"
+            out.append(
+                f"{doc[:44]:44s} {system:20s} {_fmt(r['heading_precision'])} "
+                f"{_fmt(r['heading_recall'])} {_fmt(r['level_accuracy'])} "
+                f"{_fmt(r['table_precision'])} {_fmt(r['table_recall'])} {leak:>6s}"
+            )
+    return "\n".join(out)
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = corpus_parser(__doc__, "systems", list(PARSERS), timeout=1800)
     ap.add_argument("--no-outline", action="store_true", help="skip the long outline PDFs")
@@ -274,13 +306,21 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="remove every PDF's outline before parsing (score the font/numbering path)",
     )
+    ap.add_argument(
+        "--per-doc",
+        action="store_true",
+        help="also print (and write to the JSON) each document's own scores",
+    )
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the table; optionally write JSON."""
     args = _parser().parse_args(argv)
-    results = run(args)
+    per_doc: dict[str, dict[str, dict[str, Any]]] | None = {} if args.per_doc else None
+    results = run(args, per_doc)
+    if per_doc:
+        print(render_per_doc(per_doc))
     print(render(results))
     print_failures(results)
     write_json(
@@ -290,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_pages": args.max_pages,
             "outline_blind": args.outline_blind,
             "results": results,
+            **({"per_doc": per_doc} if per_doc else {}),
         },
     )
     return 0

@@ -8,7 +8,7 @@ running furniture, outline) -> parse the requested pages one at a time
 ``chunkweave.parsers.structure.finalize``.
 
 Modes: ``fast`` never runs the layout model; ``accurate`` runs it on every page;
-``auto`` runs it only on pages :func:`~chunkweave.parsers.pdf_page.page_is_complex` flags.
+```auto`` runs it only on pages :func:`~chunkweave.parsers.pdf_page.page_is_complex` flags.
 
 Empty results: pages without a text layer give one warning each when OCR is off
 or unavailable, and the document is returned with those warnings (possibly with
@@ -55,13 +55,13 @@ from chunkweave.parsers.errors import (
     UnsupportedFormatError,
 )
 from chunkweave.parsers.pdf_blocks import PageContext
+from chunkweave.parsers.pdf_join import join_continuations
 from chunkweave.parsers.pdf_model import model_available
 from chunkweave.parsers.pdf_page import Route, parse_page
 from chunkweave.parsers.pdf_profile import PdfProfile, sample_document
-from chunkweave.parsers.pdf_text import Line, join_lines
+from chunkweave.parsers.pdf_text import Line
 from chunkweave.parsers.structure import finalize
 
-_TERMINAL = (".", "!", "?", ":", ";", '"', "”")
 _BAD_TITLE = re.compile(
     r"^(untitled|microsoft word|document\d*$)|\.(docx?|pdf|indd|tex|dvi)$", re.I
 )
@@ -187,41 +187,6 @@ def _iter_pages(
         yield from result.elements
     if readable == 0:
         raise CorruptDocumentError(str(path), "no page of the PDF could be read")
-
-
-def join_continuations(elements: Iterator[Element]) -> Iterator[Element]:
-    """Merge a paragraph or list item with the next paragraph when it continues it.
-
-    A paragraph or list item that does not end a sentence, followed (past any furniture or
-    footnotes, e.g. across a column or page break) by a paragraph starting in
-    lower case, is one paragraph: the text is joined with de-hyphenation and it
-    keeps the first part's page and box. The skipped furniture follows it.
-    """
-    held: Element | None = None
-    parked: list[Element] = []
-    for el in elements:
-        if held is not None and el.type in ("page_header", "page_footer", "footnote"):
-            parked.append(el)
-            continue
-        if (
-            held is not None
-            and el.type == "paragraph"
-            and el.text[:1].islower()
-            and not held.text.rstrip().endswith(_TERMINAL)
-        ):
-            held = held.model_copy(update={"text": join_lines([held.text, el.text])})
-            continue
-        if held is not None:
-            yield held
-            yield from parked
-            held, parked = None, []
-        if el.type in ("paragraph", "list_item"):
-            held = el
-        else:
-            yield el
-    if held is not None:
-        yield held
-    yield from parked
 
 
 def _page_span(path: Path, count: int, page_range: tuple[int, int] | None) -> tuple[int, int]:

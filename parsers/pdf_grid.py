@@ -184,3 +184,12 @@ def table_from_lines(
         header_rows=header_rows,
         order=0,
     )
+
+
+def aligned_grid(lines: list[Line]) -> bool:
+    """Return True when three rows of three or more pieces share three column starts."""
+    rows: dict[int, list[int]] = {}
+    for ln in lines:
+        rows.setdefault(round((ln.bbox[1] + ln.bbox[3]) / 4), []).append(round(ln.bbox[0] / 6))
+    starts = Counter(x for xs in rows.values() if len(xs) >= 3 for x in set(xs))
+    return sum(1 for n in starts.values() if n >= 3) >= 3

@@ -17,7 +17,6 @@ decides the route in ``auto`` mode from cheap signals.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -26,7 +25,7 @@ import pymupdf
 
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf_blocks import PageContext, TextRegion, classify_region
-from chunkweave.parsers.pdf_grid import find_grid_tables
+from chunkweave.parsers.pdf_grid import aligned_grid, find_grid_tables
 from chunkweave.parsers.pdf_headings import demote_figure_labels, demote_label_runs
 from chunkweave.parsers.pdf_leaders import find_leader_tables
 from chunkweave.parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
@@ -81,15 +80,6 @@ def page_is_complex(page: pymupdf.Page, lines: list[Line], unexplained_rules: bo
             if inside >= 3:
                 return True
     return False
-
-
-def aligned_grid(lines: list[Line]) -> bool:
-    """Return True when three rows of three or more pieces share three column starts."""
-    rows: dict[int, list[int]] = {}
-    for ln in lines:
-        rows.setdefault(round((ln.bbox[1] + ln.bbox[3]) / 4), []).append(round(ln.bbox[0] / 6))
-    starts = Counter(x for xs in rows.values() if len(xs) >= 3 for x in set(xs))
-    return sum(1 for n in starts.values() if n >= 3) >= 3
 
 
 def parse_page(
