@@ -1,0 +1,414 @@
+"""Write ``extra_qa.jsonl`` from the hand-written questions below, checking evidence.
+
+Usage: ``python examples/qa_extra/build_extra_qa.py [--corpus DIR] [--no-parse]``
+
+The questions sit where the seeded draw of ``draw_units.py`` (``draws.json``) put them:
+each row below names the draw it was written for. Every evidence string must occur
+verbatim (whitespace-normalised) in the document's PyMuPDF plain text; a question whose
+evidence is not found stops the build. Whether chunkweave's own parse (an element's text
+or one table cell) contains the evidence is only reported, never required: the set is
+meant to measure the parser, not to follow it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+
+from draw_units import norm, page_texts  # noqa: E402
+
+BG = "background_lines_1.pdf"
+CS = "column_span_2.pdf"
+ACW = "anticlockwise_table_1.pdf"
+EU = "eu-004.pdf"
+TT = "twotables_2.pdf"
+HEALTH = "health.pdf"
+US18 = "us-018.pdf"
+ROWSPAN = "row_span_1.pdf"
+S0324 = "12s0324.pdf"
+SPAN = "spanning_cells.pdf"
+MULTI = "multiple_tables.pdf"
+MAINT = "maint-guide.ja.pdf"
+PUFF = "020806.pdf"
+PIARC = "125619.pdf"
+ML = "issue-982-example.pdf"
+CHELSEA = "chelsea_pdta.pdf"
+ABY = "AbyssinicaSILFontFeatures.pdf"
+
+# (draw, doc, kind, question, evidence). ``draw`` is "c<i>" for draws.json's cells[i] and
+# "s<i>" for sections[i]. Kinds: "table" = the answer is one table cell, the question
+# names the row by its key cell and the column by its header; "heading" = the question
+# names the section's topic, which the evidence passage does not.
+# Skipped draws (kept out, in draw order): c5, c16, c23 (the drawn row has no key cell:
+# it is a header row), c20 (same cell as c15 after the uniqueness replacement); s11
+# (a second "Austroads" bookmark on page 11: its title is found where s5's is, so its
+# text is s5's).
+QUESTIONS: list[tuple[str, str, str, str, str]] = [
+    # --- table cells, draws c0..c25 in order --------------------------------------------
+    (
+        "c0",
+        BG,
+        "table",
+        "On what date did the Red Ribbon Express (RRE-II) cover Delhi?",
+        "1.12.2009",
+    ),
+    (
+        "c1",
+        BG,
+        "table",
+        "How many persons were tested for HIV in Gujarat during the RRE-II coverage?",
+        "1,453",
+    ),
+    (
+        "c2",
+        CS,
+        "table",
+        "Which age/sex/physiological group is covered by the diet survey?",
+        "All the individuals partaking meals in the HH",
+    ),
+    (
+        "c3",
+        ACW,
+        "table",
+        "How many adult women in Madhya Pradesh were covered for blood pressure in 2011-12?",
+        "2150",
+    ),
+    (
+        "c4",
+        EU,
+        "table",
+        "What was the number of food outlets (thousands) in Portugal in 1996/7?",
+        "27.3",
+    ),
+    (
+        "c6",
+        TT,
+        "table",
+        "What percentage of adult women in Madhya Pradesh have a 5-8 std. literacy status?",
+        "24.1",
+    ),
+    (
+        "c7",
+        HEALTH,
+        "table",
+        "What is Jharkhand's revenue budget for medical & public health?",
+        "8,185,079",
+    ),
+    (
+        "c8",
+        TT,
+        "table",
+        "What share of households in Maharashtra have a male head with 1-4 std. literacy?",
+        "17.3",
+    ),
+    (
+        "c9",
+        US18,
+        "table",
+        "What is the projected number of public high school graduates in Kentucky in 2021–22?",
+        "40,490",
+    ),
+    (
+        "c10",
+        ROWSPAN,
+        "table",
+        "Which plan name serves Mendocino county under the COHS plan type?",
+        "Partnership Health Plan of CA",
+    ),
+    (
+        "c11",
+        ROWSPAN,
+        "table",
+        "Which county of the COHS plan type has a total of 7,360?",
+        "Lassen",
+    ),
+    (
+        "c12",
+        ROWSPAN,
+        "table",
+        "Which GMC plan name in San Diego has a total of 264,639?",
+        "Community Health Group",
+    ),
+    (
+        "c13",
+        TT,
+        "table",
+        "What percentage of adult women in Tamil Nadu are illiterate?",
+        "29.9",
+    ),
+    (
+        "c14",
+        S0324,
+        "table",
+        "How many arrests for forcible rape were there in total in 2009?",
+        "16,362",
+    ),
+    (
+        "c15",
+        BG,
+        "table",
+        "On which dates did the Red Ribbon Express (RRE-II) cover Maharashtra?",
+        "4.01.2010 to 1.2.2010",
+    ),
+    (
+        "c17",
+        ACW,
+        "table",
+        "How many individuals in Gujarat had a nutritional assessment in 1988-90?",
+        "5374",
+    ),
+    (
+        "c18",
+        US18,
+        "table",
+        "What is the projected number of public high school graduates in Maine in 2018–19?",
+        "12,250",
+    ),
+    (
+        "c19",
+        SPAN,
+        "table",
+        "In the best practice scenario, how many volume servers are in server closets in 2009?",
+        "1,386",
+    ),
+    (
+        "c21",
+        SPAN,
+        "table",
+        "In the improved operation scenario, how many volume servers are in server closets "
+        "in 2007?",
+        "1,505",
+    ),
+    (
+        "c22",
+        ACW,
+        "table",
+        "How many individuals in Orissa had a nutritional assessment in 1996-97?",
+        "12024",
+    ),
+    (
+        "c24",
+        MULTI,
+        "table",
+        "In the first table, what is in the Hjdhshj row under the Ghfhbdhj column?",
+        "Hjhjhh",
+    ),
+    (
+        "c25",
+        ACW,
+        "table",
+        "How many individuals in Kerala had a nutritional assessment in 1988-90?",
+        "6633",
+    ),
+    # --- sections (heading-scoped), draws s0..s20 in order ------------------------------
+    (
+        "s0",
+        MAINT,
+        "heading",
+        "watch ファイルは何を監視しますか？",
+        "最初ソースを入手したサイトを監視します。",
+    ),
+    (
+        "s1",
+        PUFF,
+        "heading",
+        "What is PUFF-III's method of solution for the ENDF covariance data?",
+        "PUFF-III processes the point covariance data into multigroup covariances.",
+    ),
+    (
+        "s2",
+        PUFF,
+        "heading",
+        "In the description of the program's function, which ENDF files does PUFF-III process?",
+        "processes the uncertainty information in ENDF Files 31, 32 and 33",
+    ),
+    (
+        "s3",
+        PIARC,
+        "heading",
+        "In the note on numbering the stages of audit, should audits of existing roads share "
+        "a guide with project audits?",
+        "an audit of an existing road is so different from an audit of a project, that it "
+        "should not be included in the same guide.",
+    ),
+    (
+        "s4",
+        ML,
+        "heading",
+        "In the automatically generated Wikipedia sample of the appendix, whose generals are "
+        "mentioned?",
+        "His generals were the powerful ruler of the Portugal",
+    ),
+    (
+        "s5",
+        PIARC,
+        "heading",
+        "How many road safety professionals did the forum described under Austroads attract?",
+        "The forum attracted 180 road safety professionals from 14 countries.",
+    ),
+    (
+        "s6",
+        PIARC,
+        "heading",
+        "How does the Canadian Road Safety Audit Guide (version 4) define a road safety audit?",
+        "is a formal and independent safety performance review of a road transportation project",
+    ),
+    (
+        "s7",
+        MAINT,
+        "heading",
+        "rules ファイルをカスタマイズして dh_python2 を使うには、dh をどう実行しますか？",
+        "dh $@ --with python2 を使用します。",
+    ),
+    (
+        "s8",
+        PUFF,
+        "heading",
+        "When PUFF-III was tested, how much CPU time did the calculation take?",
+        "and the CPU time required for the calculation is 32 seconds.",
+    ),
+    (
+        "s9",
+        MAINT,
+        "heading",
+        "相談する前に、パッケージ作成の詳細を学ぶよい方法は何ですか？",
+        "小さなテストパッケージを作ることは、パッケージ作成の詳細を学ぶよい方法です。",
+    ),
+    (
+        "s10",
+        ML,
+        "heading",
+        "What input did the GRUV network take instead of notes or MIDI files?",
+        "Nayebi and Vitelli took raw audio waveforms as input.",
+    ),
+    (
+        "s12",
+        ML,
+        "heading",
+        "Which dictionary definition of creativity does the introduction start from?",
+        "the ability to use your imagination to produce new ideas, make things etc.",
+    ),
+    (
+        "s13",
+        CHELSEA,
+        "heading",
+        "Pour la sécurité du réseau, qu'a-t-on ajouté au plan d'action ?",
+        "Nous avons donc ajouté au plan d’action l’identification des emplacements dangereux",
+    ),
+    (
+        "s14",
+        ML,
+        "heading",
+        "Which 2005 book by Cope is listed in the references?",
+        "Computer models of musical creativity. MIT Press Cambridge, 2005.",
+    ),
+    (
+        "s15",
+        PIARC,
+        "heading",
+        "What is road safety audit, according to the Austroads definition?",
+        "an independent, qualified team reports on the project’s crash potential and safety "
+        "performance.",
+    ),
+    (
+        "s16",
+        ML,
+        "heading",
+        "When was the Emily Howell project started, and what was it based on?",
+        "In 2003, Cope started a new project which was based on EMI",
+    ),
+    (
+        "s17",
+        ABY,
+        "heading",
+        "Which short manual of the Amharic language is among the font document's references?",
+        "The Alone-Stokes Short Manual of the Amharic Language (with vocabularies).",
+    ),
+    (
+        "s18",
+        PIARC,
+        "heading",
+        "Who wrote the book Practical Road Safety Auditing (2001)?",
+        "This book was written by Steve Proctor, Martin Belcher and Phil Cook",
+    ),
+    (
+        "s19",
+        PUFF,
+        "heading",
+        "Which Los Alamos code-system report is in the PUFF-III paper's references?",
+        "Code System for Producing Pointwise and Multigroup Neutron and Photon Cross Sections "
+        "from ENDF/B Data",
+    ),
+    (
+        "s20",
+        MAINT,
+        "heading",
+        "アップストリームのバグを修正したら、どのコマンドでパッチとして登録しますか？",
+        "dquilt コマンドを使ってfix-gentoo-target.patch として登録しましょう",
+    ),
+]
+
+
+def document_text(path: Path) -> str:
+    """Return the document's PyMuPDF plain text, pages joined, whitespace normalised."""
+    return " ".join(page_texts(path))
+
+
+def missing_evidence(corpus: Path) -> list[tuple[str, str]]:
+    """Return ``(doc, evidence)`` for every question whose evidence is not in its text."""
+    texts = {doc: document_text(corpus / doc) for doc in sorted({q[1] for q in QUESTIONS})}
+    return [(q[1], q[4]) for q in QUESTIONS if norm(q[4]) not in texts[q[1]]]
+
+
+def parse_report(corpus: Path) -> list[tuple[str, str, str]]:
+    """Return ``(draw, doc, evidence)`` for evidence chunkweave's parse does not contain."""
+    from chunkweave.parsers import parse_document
+
+    hay: dict[str, list[str]] = {}
+    for doc in sorted({q[1] for q in QUESTIONS}):
+        parsed = parse_document(corpus / doc)
+        texts = [norm(e.text) for e in parsed.elements]
+        texts += [norm(c) for e in parsed.elements for row in e.rows or () for c in row]
+        hay[doc] = texts
+    return [
+        (draw, doc, ev)
+        for draw, doc, _, _, ev in QUESTIONS
+        if not any(norm(ev) in t for t in hay[doc])
+    ]
+
+
+def main() -> int:
+    """Check the evidence against the documents' text, report the parse, write the file."""
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus-extra")
+    ap.add_argument("--out", type=Path, default=HERE / "extra_qa.jsonl")
+    ap.add_argument("--no-parse", action="store_true", help="skip the chunkweave parse report")
+    args = ap.parse_args()
+    missing = missing_evidence(args.corpus)
+    if missing:
+        for doc, evidence in missing:
+            print(f"evidence not in the text of {doc}: {evidence!r}", file=sys.stderr)
+        return 1
+    with open(args.out, "w", encoding="utf-8") as fh:
+        for _, doc, kind, question, evidence in QUESTIONS:
+            # The draw id stays here: the QA format (``QAItem``) forbids extra keys.
+            record = {"question": question, "evidence": evidence, "doc": doc, "kind": kind}
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    print(f"wrote {len(QUESTIONS)} questions to {args.out}")
+    if not args.no_parse:
+        lost = parse_report(args.corpus)
+        print(f"chunkweave's parse contains {len(QUESTIONS) - len(lost)}/{len(QUESTIONS)}")
+        for draw, doc, evidence in lost:
+            print(f"  not in the parse: {draw} {doc}: {evidence!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
