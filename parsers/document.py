@@ -26,8 +26,12 @@ class ParseOptions(BaseModel):
     - ``parser``: backend; ``auto`` picks by the detected format (PyMuPDF for PDF,
       the built-in OOXML reader for DOCX).
     - ``mode``: PDF layout analysis: ``fast`` (heuristics only), ``accurate`` (the
-      pymupdf-layout ONNX model on every page), ``auto`` (the model only on pages
-      that look complex).
+      pymupdf-layout ONNX model on every page), ``auto`` (heuristics, and the model's
+      geometry-only variant on the pages where they cannot be trusted: complex pages,
+      i.e. table rules no table explains, three or more columns, text over images; and,
+      in documents without a usable outline, pages holding short bold or large lines
+      set apart like titles that no learnt heading style explains). See
+      :mod:`chunkweave.parsers.pdf`.
     - ``ocr``: run Tesseract on pages without a text layer; when off or unavailable
       such pages produce a warning in ``ParsedDocument.warnings``.
     - ``ocr_language``: Tesseract language codes joined by ``+`` (``eng+kor``,

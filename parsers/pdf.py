@@ -7,8 +7,17 @@ running furniture, outline) -> parse the requested pages one at a time
 ``opts.mode`` -> join paragraphs that continue across columns and pages ->
 ``chunkweave.parsers.structure.finalize``.
 
-Modes: ``fast`` never runs the layout model; ``accurate`` runs it on every page;
-```auto`` runs it only on pages :func:`~chunkweave.parsers.pdf_page.page_is_complex` flags.
+Modes: ``fast`` never runs the layout model; ``accurate`` runs the full model on every
+page; ``auto`` runs its geometry-only variant on a page only when the heuristics cannot be
+trusted there: the page is complex (:func:`~chunkweave.parsers.pdf_page.page_is_complex`:
+unexplained table rules, three or more columns, text over an image) or, in a document
+without a trusted outline, it holds short bold body-size (or display-size) lines set apart
+like section titles that no learnt heading style explains
+(:func:`~chunkweave.parsers.pdf_page.unsure_heading_lines`). Plain pages stay on the
+heuristics. Where a model page has an outline, outline entries keep the outline's level
+and the model adds only display-size or numbered headings the outline lacks
+(:mod:`chunkweave.parsers.pdf_page`). Which pages took the model, and why, is logged at
+DEBUG level on the ``chunkweave.parsers.pdf`` logger, one line per document.
 
 Empty results: pages without a text layer give one warning each when OCR is off
 or unavailable, and the document is returned with those warnings (possibly with
@@ -18,6 +27,7 @@ text layer but no text raises ``EmptyDocumentError``.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from collections.abc import Iterator
@@ -65,6 +75,8 @@ from chunkweave.parsers.structure import finalize
 _BAD_TITLE = re.compile(
     r"^(untitled|microsoft word|document\d*$)|\.(docx?|pdf|indd|tex|dvi)$", re.I
 )
+
+log = logging.getLogger(__name__)
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)
@@ -126,8 +138,12 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         if opts.mode == "accurate" and not use_model_any:
             warnings.append("layout model unavailable; used heuristics on every page")
         profile, sampled = sample_document(doc, keep=range(first - 1, last))
-        pages = _iter_pages(doc, path, profile, sampled, opts, first, last, warnings, use_model_any)
+        routes: dict[str, list[int]] = {}
+        pages = _iter_pages(
+            doc, path, profile, sampled, opts, first, last, warnings, use_model_any, routes
+        )
         elements = finalize(join_continuations(pages))
+        _log_routes(path, opts.mode, routes)
         title = _title(doc, elements)
         page_count = doc.page_count
     finally:
@@ -156,6 +172,7 @@ def _iter_pages(
     last: int,
     warnings: list[str],
     use_model_any: bool,
+    routes: dict[str, list[int]],
 ) -> Iterator[Element]:
     outline = profile.outline.fresh() if profile.outline else None
     list_stack: list[float] = []
@@ -184,9 +201,33 @@ def _iter_pages(
             page, profile, ctx, route=route, ocr=opts.ocr, ocr_language=opts.ocr_language
         )
         warnings.extend(result.warnings)
+        routes.setdefault(f"{result.route}:{result.reason}", []).append(pno + 1)
         yield from result.elements
     if readable == 0:
         raise CorruptDocumentError(str(path), "no page of the PDF could be read")
+
+
+def _log_routes(path: Path, mode: str, routes: dict[str, list[int]]) -> None:
+    """Log at DEBUG how many pages took the layout model, and why (pages listed per reason).
+
+    One line per document, e.g. ``report.pdf: mode auto, layout model on 2 of 9 pages
+    (model:unsure headings [1, 4]; heuristic:plain [2, 3, 5, 6, 7, 8, 9])``; the record's
+    ``routes`` attribute holds the same mapping (``"route:reason"`` -> 1-based pages).
+    """
+    if not log.isEnabledFor(logging.DEBUG):
+        return
+    total = sum(len(p) for p in routes.values())
+    model = sum(len(p) for key, p in routes.items() if key.startswith("model:"))
+    detail = "; ".join(f"{key} {pages}" for key, pages in sorted(routes.items()))
+    log.debug(
+        "%s: mode %s, layout model on %d of %d pages (%s)",
+        path.name,
+        mode,
+        model,
+        total,
+        detail,
+        extra={"routes": routes},
+    )
 
 
 def _page_span(path: Path, count: int, page_range: tuple[int, int] | None) -> tuple[int, int]:

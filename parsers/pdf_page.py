@@ -11,8 +11,21 @@ Tables come first on both routes: ruled tables (``find_tables``) on pages with
 rule evidence, contents and index pages from dot leaders (``chunkweave.parsers.pdf_leaders``),
 unruled ones from aligned text (``chunkweave.parsers.pdf_grid``, three or more columns;
 ``chunkweave.parsers.pdf_pairs``, key/value pairs); the model
-route adds tables the model saw that neither found. :func:`page_is_complex`
-decides the route in ``auto`` mode from cheap signals.
+route adds tables the model saw that neither found.
+
+In ``auto`` mode a page goes to the (geometry-only) layout model when it is
+complex (:func:`page_is_complex`) or when the heuristics are unsure of its
+headings (:func:`unsure_heading_lines`); both are cheap checks on the page's
+lines, made before anything is classified. :attr:`PageResult.route` and
+:attr:`PageResult.reason` record the decision.
+
+On a document with an outline the model's headings are reconciled with it in
+:func:`chunkweave.parsers.pdf_blocks.classify_region` (through
+``HeadingModel.resolve``): a unit the outline lists takes the outline's level
+whatever the model says, and a model heading the outline lacks is kept only
+with a display size or numbering (``HeadingModel.may_be_unlisted``), at the
+level the outline taught for its style or of the nearest known style. The
+outline-less uncertainty signal never fires when the outline is trusted.
 """
 
 from __future__ import annotations
@@ -24,15 +37,22 @@ from typing import Literal
 import pymupdf
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_blocks import PageContext, TextRegion, classify_region
+from chunkweave.parsers.pdf_blocks import (
+    PageContext,
+    TextRegion,
+    classify_region,
+    is_bulleted,
+    split_units,
+)
 from chunkweave.parsers.pdf_grid import aligned_grid, find_grid_tables
+from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
 from chunkweave.parsers.pdf_headings import demote_figure_labels, demote_label_runs
 from chunkweave.parsers.pdf_leaders import find_leader_tables
 from chunkweave.parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
 from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_page, tessdata_dir
 from chunkweave.parsers.pdf_order import column_count, reading_order
 from chunkweave.parsers.pdf_pairs import find_pair_tables
-from chunkweave.parsers.pdf_profile import PdfProfile
+from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, PdfProfile
 from chunkweave.parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
 from chunkweave.parsers.pdf_text import BBox, Line, extract_lines
 
@@ -40,14 +60,39 @@ Route = Literal["heuristic", "model", "auto"]
 
 #: Images smaller than this share of the page are icons or bullets, not figures.
 MIN_FIGURE_SHARE = 0.02
+#: ``auto`` escalates a page when at least this many of its lines are unsure
+#: headings (:func:`unsure_heading_lines`). One is enough: a short document may
+#: hold one section title per page, and the check is strict enough that ordinary
+#: prose pages have none.
+MIN_UNSURE_LINES = 1
+#: An unsure heading is set in the body size, within this many points.
+UNSURE_SIZE_TOLERANCE = 0.5
+#: A line at least this many times the body size is set apart by its size alone
+#: (the profile's display ratio for heading styles).
+UNSURE_DISPLAY_RATIO = 1.12
+#: ... and is no longer than this share of the longest body line on the page: a
+#: full-width bold line is emphasised prose, not a title.
+UNSURE_MAX_WIDTH_SHARE = 0.7
+#: ... and stands apart: the vertical gap to the text above or below it is at
+#: least this many times its own height (word processors add space around titles).
+UNSURE_MIN_GAP = 0.5
+
+Decision = Literal["heuristic", "model"]
 
 
 @dataclass
 class PageResult:
-    """Elements of one page in reading order, and its warnings."""
+    """Elements of one page in reading order, its warnings, and how it was parsed.
+
+    ``route`` is ``model`` when the layout model's regions were used; ``reason``
+    says why (``accurate``, ``complex``, ``unsure headings``) or, on the heuristic
+    route, why not (``fast``, ``plain``, ``model unavailable``).
+    """
 
     elements: list[Element] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    route: Decision = "heuristic"
+    reason: str = ""
 
 
 @dataclass
@@ -82,6 +127,95 @@ def page_is_complex(page: pymupdf.Page, lines: list[Line], unexplained_rules: bo
     return False
 
 
+def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
+    """Return the lines that look like section titles the heuristics cannot type (``auto``).
+
+    The heuristics make a body-size line a heading only through the outline or a
+    heading style learnt from the profile. Without a trusted outline, a line that
+    is wholly bold at the body size (:data:`UNSURE_SIZE_TOLERANCE`) or set in a display
+    size (:data:`UNSURE_DISPLAY_RATIO`) in a style the profile did not learn, alone
+    in its paragraph unit, clearly shorter than the page's body lines
+    (:data:`UNSURE_MAX_WIDTH_SHARE`), set apart by space above or below
+    (:data:`UNSURE_MIN_GAP`), shaped like a title (no sentence or label
+    punctuation at its end, not a bullet, alone on its row) would end up a paragraph: that is
+    where the layout model decides better. ``lines`` are the page's body lines
+    (furniture and tables removed) in MuPDF order.
+    """
+    headings = profile.headings
+    if headings.has_outline or not lines:
+        return []
+    body = headings.body_size
+    widest = max(ln.bbox[2] - ln.bbox[0] for ln in lines)
+    out: list[Line] = []
+    for i, ln in enumerate(lines):
+        if ln.mono or ln.size < body - UNSURE_SIZE_TOLERANCE:
+            continue
+        # Bold at the body size, or any weight at a display size (larger type).
+        display = ln.size >= UNSURE_DISPLAY_RATIO * body
+        if not (display or (ln.bold and ln.size <= body + UNSURE_SIZE_TOLERANCE)):
+            continue
+        if ln.style in headings.style_levels or ln.style == headings.title_style:
+            continue
+        if ln.bbox[2] - ln.bbox[0] > UNSURE_MAX_WIDTH_SHARE * widest:
+            continue
+        text = ln.text.strip()
+        if len(text) > MAX_HEADING_CHARS or text.endswith((".", ",", ";", ":")):
+            continue
+        if is_bulleted(text) or not plausible_heading_text(text, False):
+            continue
+        prev = lines[i - 1] if i else None
+        nxt = lines[i + 1] if i + 1 < len(lines) else None
+        if not _alone(ln, prev, nxt, body):
+            continue
+        if any(o is not ln and _same_row(ln, o) for o in lines):
+            continue
+        out.append(ln)
+    return out
+
+
+def _alone(ln: Line, prev: Line | None, nxt: Line | None, body: float) -> bool:
+    """Return True when ``ln`` is a unit of its own, with space above or below it."""
+    near = [o for o in (prev, nxt) if o is not None]
+    if any(len(split_units([o, ln] if o is prev else [ln, o], body)) == 1 for o in near):
+        return False
+    gap_above = ln.bbox[1] - prev.bbox[3] if prev is not None else ln.height
+    gap_below = nxt.bbox[1] - ln.bbox[3] if nxt is not None else ln.height
+    return max(gap_above, gap_below) >= UNSURE_MIN_GAP * ln.height
+
+
+def _same_row(a: Line, b: Line) -> bool:
+    overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
+    return overlap > 0.5 * min(a.height, b.height)
+
+
+def _route(
+    page: pymupdf.Page,
+    profile: PdfProfile,
+    lines: list[Line],
+    tables: list[Element],
+    route: Route,
+    unexplained_rules: bool,
+) -> tuple[Decision, str]:
+    """Decide whether the page goes to the layout model, and why (cheapest checks first)."""
+    if route == "model":
+        return "model", "accurate"
+    if route == "heuristic":
+        return "heuristic", "fast"
+    if page_is_complex(page, lines, unexplained_rules):
+        return "model", "complex"
+    if profile.headings.has_outline:
+        return "heuristic", "plain"
+    body = _outside_furniture(_outside(lines, tables), page, profile)
+    if len(unsure_heading_lines(body, profile)) >= MIN_UNSURE_LINES:
+        return "model", "unsure headings"
+    return "heuristic", "plain"
+
+
+def _outside_furniture(lines: list[Line], page: pymupdf.Page, profile: PdfProfile) -> list[Line]:
+    furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size)
+    return [ln for i, ln in enumerate(lines) if i not in furniture]
+
+
 def parse_page(
     page: pymupdf.Page,
     profile: PdfProfile,
@@ -94,7 +228,9 @@ def parse_page(
     """Turn one page into elements (``order`` 0, true page numbers).
 
     ``route``: ``heuristic``, ``model`` (layout model; heuristics if it fails) or
-    ``auto`` (model only when :func:`page_is_complex`).
+    ``auto`` (model only when :func:`page_is_complex` or the heuristics are unsure
+    of the page's headings, :func:`unsure_heading_lines`). The result records the
+    route taken and why.
     """
     result = PageResult()
     lines = extract_lines(page) if ctx.lines is None else ctx.lines
@@ -109,10 +245,10 @@ def parse_page(
     if aligned_grid(lines):
         tables += find_grid_tables(_outside(lines, tables), ctx.page)
     tables += find_pair_tables(_outside(lines, tables), ctx.page)
-    use_model = route == "model" or (
-        route == "auto" and page_is_complex(page, lines, rules and not tables)
-    )
-    boxes = layout_boxes(page, light=route == "auto") if use_model else None
+    result.route, result.reason = _route(page, profile, lines, tables, route, rules and not tables)
+    boxes = layout_boxes(page, light=route == "auto") if result.route == "model" else None
+    if boxes is None and result.route == "model":
+        result.route, result.reason = "heuristic", "model unavailable"
     if boxes is not None:
         missed = [
             b.bbox
