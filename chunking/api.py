@@ -157,6 +157,12 @@ def _assemble(
     doc_id: str,
     source: str,
 ) -> list[Chunk]:
+    # Regions are positional, like ``chunk_index``: they are not in the content key;
+    # the pages of a joined text's later parts are (a chunk's pages are content).
+    regions = RegionIndex(doc.elements)
+    if regions.spread:
+        for r in (*children, *parents):
+            r.pages = regions.pages(r.element_orders, r.pages)
     # Parents first (children's content keys include their parent's ID); in the
     # output each parent comes right before its first child. Each text is hashed
     # once: its SHA1 is both the chunk's ``content_sha1`` and part of its key.
@@ -169,8 +175,6 @@ def _assemble(
     keys = [c.key(p, h) for c, p, h in zip(children, child_parent, child_sha1, strict=True)]
     child_ids = assign_ids(doc_id, chunker, keys)
     ordered: list[tuple[Rendered, str, str | None, str]] = []
-    # Regions are positional, like ``chunk_index``: they are not in the content key.
-    regions = RegionIndex(doc.elements)
     emitted: set[int] = set()
     for child, cid, pid, group, sha in zip(
         children, child_ids, child_parent, groups, child_sha1, strict=True

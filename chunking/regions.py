@@ -9,12 +9,19 @@ one column to the head of the next (or around a figure, or a table chunked on it
 own) gets one box per run: a single union box per page would cover the unrelated
 text between them, and an app would highlight it as the evidence.
 
+A paragraph the parser joined across a column or page break carries the box of
+each part (``Element.continued``); every part is placed on its own page like an
+element of its own, so its continuation is highlighted too and the chunk's pages
+include the continuation's (:meth:`RegionIndex.pages`).
+
 What a region cannot narrow: an element split over several chunks (a long
-paragraph, a table's row groups) shows its whole box in each of them, as elements
-carry one box and no line or row positions; a table chunk also shows its caption.
+paragraph, a table's row groups) shows its whole box (all its parts) in each of
+them, as elements carry no line or row positions; a table chunk also shows its
+caption.
 Elements without a page or a box (DOCX, the docling/unstructured backends) add no
 region, so their chunks have none. Regions are positional, not part of a chunk's ID:
-once stored, a chunk keeps the regions it was written with until its ID changes.
+when an edit only moves a chunk, the store writes its new regions (and
+``chunk_index``) again with its stored vector (``Pipeline.upsert_chunks``).
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ class RegionIndex:
     """The boxes of one document's elements, by order and by page (built once)."""
 
     def __init__(self, elements: Iterable[Element]) -> None:
-        self.page_of: dict[int, int] = {}
-        self.box_of: dict[int, BBox] = {}
+        #: Each element's parts: (page, box), the first part first.
+        self.parts_of: dict[int, tuple[tuple[int, BBox], ...]] = {}
+        #: Orders of the elements with parts on more than one page (joined texts).
+        self.spread: set[int] = set()
         #: Per page, each element's box shrunk by the tolerance (see :func:`merge_boxes`).
         self.cores: dict[int, list[_Box]] = {}
         t = TOUCH_TOLERANCE
@@ -45,12 +54,22 @@ class RegionIndex:
             page, bbox = el.page, el.bbox
             if page is None or bbox is None:
                 continue
-            self.page_of[el.order] = page
-            self.box_of[el.order] = bbox
-            x0, y0, x1, y1 = bbox
-            if x1 - x0 > 2 * t and y1 - y0 > 2 * t:
-                core = (x0 + t, y0 + t, x1 - t, y1 - t)
-                self.cores.setdefault(page, []).append((el.order, core))
+            parts = ((page, bbox), *el.continued)
+            self.parts_of[el.order] = parts
+            if el.continued and any(p != page for p, _ in el.continued):
+                self.spread.add(el.order)
+            for part_page, (x0, y0, x1, y1) in parts:
+                if x1 - x0 > 2 * t and y1 - y0 > 2 * t:
+                    core = (x0 + t, y0 + t, x1 - t, y1 - t)
+                    self.cores.setdefault(part_page, []).append((el.order, core))
+
+    def pages(self, orders: Sequence[int], pages: tuple[int, ...]) -> tuple[int, ...]:
+        """Return ``pages`` (a chunk's, sorted) with the pages of its joined texts' parts."""
+        spread = self.spread
+        if not spread or spread.isdisjoint(orders):
+            return pages
+        more = {p for o in orders if o in spread for p, _ in self.parts_of[o]}
+        return tuple(sorted(more.union(pages)))
 
     def regions(self, orders: Sequence[int]) -> tuple[Region, ...]:
         """Return the regions of the elements ``orders`` (a chunk's, in reading order).
@@ -61,11 +80,10 @@ class RegionIndex:
         none of the elements has a box.
         """
         by_page: dict[int, list[BBox]] = {}
-        page_of, box_of = self.page_of, self.box_of
+        parts_of = self.parts_of
         for order in orders:
-            page = page_of.get(order)
-            if page is not None:
-                by_page.setdefault(page, []).append(box_of[order])
+            for page, box in parts_of.get(order, ()):
+                by_page.setdefault(page, []).append(box)
         held = set(orders) if len(orders) > 1 else ()
         out: list[Region] = []
         for page, boxes in by_page.items():

@@ -47,6 +47,8 @@ class Element(BaseModel):
       (1 = top) for list items; ``None`` otherwise.
     - ``page``: 1-based page number, ``None`` where the format has no pages.
     - ``bbox``: ``(x0, y0, x1, y1)`` in PDF points (origin top-left); ``None`` for DOCX.
+    - ``continued``: for a text joined across a column or page break, the page and box
+      of each later part (``page`` and ``bbox`` are the first part's); empty otherwise.
     - ``heading_path``: texts of the enclosing headings, outermost first (a heading's
       own path excludes itself).
     - ``rows`` / ``header_rows``: table cells as rows of strings and how many leading
@@ -63,6 +65,7 @@ class Element(BaseModel):
     level: int | None = Field(default=None, ge=1)
     page: int | None = Field(default=None, ge=1)
     bbox: BBox | None = None
+    continued: tuple[tuple[int, BBox], ...] = ()
     heading_path: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] | None = None
     header_rows: int = Field(default=0, ge=0)

@@ -15,8 +15,9 @@ def join_continuations(elements: Iterator[Element]) -> Iterator[Element]:
 
     A paragraph or list item that does not end a sentence, followed (past any furniture or
     footnotes, e.g. across a column or page break) by a paragraph starting in
-    lower case, is one paragraph: the text is joined with de-hyphenation and it
-    keeps the first part's page and box. The skipped furniture follows it.
+    lower case, is one paragraph: the text is joined with de-hyphenation, it keeps
+    the first part's page and box, and the later parts' pages and boxes go to
+    ``continued``. The skipped furniture follows it.
     """
     held: Element | None = None
     parked: list[Element] = []
@@ -30,7 +31,15 @@ def join_continuations(elements: Iterator[Element]) -> Iterator[Element]:
             and el.text[:1].islower()
             and not held.text.rstrip().endswith(_TERMINAL)
         ):
-            held = held.model_copy(update={"text": join_lines([held.text, el.text])})
+            parts = held.continued
+            if el.page is not None and el.bbox is not None:
+                parts = (*parts, (el.page, el.bbox))
+            held = held.model_copy(
+                update={
+                    "text": join_lines([held.text, el.text]),
+                    "continued": (*parts, *el.continued),
+                }
+            )
             continue
         if held is not None:
             yield held

@@ -82,6 +82,8 @@ class UpsertResult(BaseModel):
 
     added: int
     unchanged: int
+    #: Of the unchanged, how many were written again at a new position (no embedding).
+    moved: int = 0
     uuids: frozenset[str]
 
 
@@ -288,28 +290,60 @@ class Pipeline:
     def upsert_chunks(
         self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None
     ) -> UpsertResult:
-        """Embed and write the chunks not stored yet; leave stored ones untouched.
+        """Embed and write the chunks not stored yet; move stored ones that moved.
 
         Chunk UUIDs derive from content, so an existing UUID means an identical chunk
         (same document, chunker, text and occurrence) is already stored with its vector.
-        ``timer`` gets the ``embed`` and ``upsert`` seconds.
+        Its positional fields (``chunk_index``, ``regions``) are not content: when an
+        edit moved it (text inserted above it), it is written again with its stored
+        vector, not re-embedded. ``timer`` gets the ``embed`` and ``upsert`` seconds.
         """
         timer = timer or StageTimer()
         uuids = [chunk_uuid(c.id) for c in chunks]
         if len(set(uuids)) != len(uuids):
             raise ValueError(f"duplicate chunk ids among {len(uuids)} chunks")
         with timer.stage("upsert"):
-            stored = self.store.existing(uuids)
-        new = [c for c, u in zip(chunks, uuids, strict=True) if u not in stored]
+            stored = self.store.positions(uuids)
+        new: list[Chunk] = []
+        moved: dict[str, Chunk] = {}
+        for c, u in zip(chunks, uuids, strict=True):
+            was = stored.get(u)
+            if was is None:
+                new.append(c)
+            elif was.chunk_index != c.chunk_index or (
+                was.regions is not None and was.regions != c.regions
+            ):
+                moved[u] = c
         for start in range(0, len(new), EMBED_SLICE):
             part = new[start : start + EMBED_SLICE]
             with timer.stage("embed"):
                 vectors = self._embed(part)
             with timer.stage("upsert"):
                 self.store.upsert(part, vectors)
+        if moved:
+            with timer.stage("upsert"):
+                self._rewrite(moved)
         return UpsertResult(
-            added=len(new), unchanged=len(chunks) - len(new), uuids=frozenset(uuids)
+            added=len(new),
+            unchanged=len(chunks) - len(new),
+            moved=len(moved),
+            uuids=frozenset(uuids),
         )
+
+    def _rewrite(self, moved: dict[str, Chunk]) -> None:
+        """Write stored chunks again with their new positions and their stored vectors."""
+        ids = list(moved)
+        for start in range(0, len(ids), EMBED_SLICE):
+            part = ids[start : start + EMBED_SLICE]
+            vectors = self.store.vectors(part)
+            with_vector = [u for u in part if u in vectors]
+            if with_vector:
+                self.store.upsert(
+                    [moved[u] for u in with_vector], [vectors[u] for u in with_vector]
+                )
+            without = [moved[u] for u in part if u not in vectors]
+            if without:  # stored without a vector (the ``none`` embedder)
+                self.store.upsert(without, None)
 
     def prune(self, doc_id: str, keep: Collection[str]) -> int:
         """Delete the chunks of ``doc_id`` whose UUID is not in ``keep``; return the count."""

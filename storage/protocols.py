@@ -9,15 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from chunkweave.chunking.models import Chunk
+    from chunkweave.chunking.models import Chunk, Region
     from chunkweave.parsers.document import ParsedDocument
     from chunkweave.storage.chunk_schema import EmbedderIdentity
     from chunkweave.storage.ingest import DocOutcome, UpsertResult
     from chunkweave.storage.ledger import LedgerEntry
     from chunkweave.storage.timing import StageTimer
+
+
+class StoredPosition(NamedTuple):
+    """Where a stored chunk was, as it was written: positional fields, not its content.
+
+    ``regions`` is ``None`` when the store keeps no regions (an older collection).
+    """
+
+    chunk_index: int
+    regions: tuple[Region, ...] | None
 
 
 class DocumentLedger(Protocol):
@@ -61,6 +71,14 @@ class ChunkStore(Protocol):
 
     def existing(self, uuids: Iterable[str]) -> set[str]:
         """Which of ``uuids`` are stored (in any document)."""
+        ...
+
+    def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
+        """Return the stored position of each of ``uuids`` that is stored (any document)."""
+        ...
+
+    def vectors(self, uuids: Iterable[str]) -> dict[str, list[float]]:
+        """Return the stored vectors of ``uuids`` (those stored with one)."""
         ...
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:

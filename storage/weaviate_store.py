@@ -9,6 +9,7 @@ is silently dropped.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Iterable, Sequence
@@ -17,7 +18,7 @@ from typing import Any
 
 import weaviate
 from weaviate.classes.config import Configure
-from weaviate.classes.query import Filter, MetadataQuery, Sort
+from weaviate.classes.query import Filter, MetadataQuery, QueryNested, Sort
 from weaviate.collections.classes.filters import _Filters
 from weaviate.exceptions import WeaviateBaseError
 
@@ -38,6 +39,7 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
 from chunkweave.storage.hits import Hit, relevance
 from chunkweave.storage.ledger import WeaviateLedger
+from chunkweave.storage.protocols import StoredPosition
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate_client import (
     Pending,
@@ -288,6 +290,43 @@ class WeaviateStore:
             found |= self._uuids(where, len(page))
         return found
 
+    def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
+        """Return the stored ``chunk_index`` and regions of those of ``uuids`` stored."""
+        ids = sorted(set(uuids))
+        props: list[Any] = ["chunk_index"]
+        if self.regions:
+            props.append(QueryNested(name=REGIONS, properties=["page", "bbox"]))
+        found: dict[str, StoredPosition] = {}
+        for start in range(0, len(ids), self.page_size):
+            page = ids[start : start + self.page_size]
+            for o in self._fetch(Filter.by_id().contains_any(page), len(page), props):
+                regions = read_regions(o.properties.get(REGIONS)) if self.regions else None
+                found[str(o.uuid)] = StoredPosition(int(o.properties["chunk_index"]), regions)
+        return found
+
+    def vectors(self, uuids: Iterable[str]) -> dict[str, list[float]]:
+        """Return the stored vectors of ``uuids`` (objects without one are left out)."""
+        ids = sorted(set(uuids))
+        found: dict[str, list[float]] = {}
+        coll = self.collection()
+
+        def fetch(page: list[str]) -> Any:
+            where = Filter.by_id().contains_any(page)
+            return coll.query.fetch_objects(
+                filters=where, limit=len(page), return_properties=[], include_vector=True
+            ).objects
+
+        for start in range(0, len(ids), self.page_size):
+            page = ids[start : start + self.page_size]
+            objs = self.session.retry("query", functools.partial(fetch, page))
+            for o in objs:
+                vector = o.vector
+                if isinstance(vector, dict):  # named vectors: this collection has one
+                    vector = next(iter(vector.values()), None)
+                if vector:
+                    found[str(o.uuid)] = list(vector)
+        return found
+
     def doc_uuids(self, doc_id: str) -> set[str]:
         """UUIDs of every stored chunk of ``doc_id``.
 
@@ -319,7 +358,7 @@ class WeaviateStore:
     def _uuids(self, where: _Filters, limit: int) -> set[str]:
         return {str(o.uuid) for o in self._fetch(where, limit, [])}
 
-    def _fetch(self, where: _Filters, limit: int, props: list[str], sort: bool = False) -> Any:
+    def _fetch(self, where: _Filters, limit: int, props: list[Any], sort: bool = False) -> Any:
         return self.session.retry(
             "query",
             lambda: (

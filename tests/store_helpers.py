@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.chunk_schema import EmbedderIdentity
 from chunkweave.storage.ledger import LedgerEntry
+from chunkweave.storage.protocols import StoredPosition
 from chunkweave.storage.uuids import chunk_uuid
 
 #: The identity every storage test's 16-d deterministic vectors belong to.
@@ -108,15 +109,24 @@ class MemoryStore:
     def __init__(self, identity: EmbedderIdentity = ID16) -> None:
         self.identity = identity
         self.objects: dict[str, tuple[str, Sequence[float] | None]] = {}
+        self.position: dict[str, StoredPosition] = {}
         self.ledger = MemoryLedger()
         self.closed = False
 
     def existing(self, uuids: Iterable[str]) -> set[str]:
         return set(uuids) & set(self.objects)
 
+    def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
+        return {u: self.position[u] for u in self.existing(uuids)}
+
+    def vectors(self, uuids: Iterable[str]) -> dict[str, list[float]]:
+        found = {u: self.objects[u][1] for u in self.existing(uuids)}
+        return {u: list(v) for u, v in found.items() if v is not None}
+
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
         for i, c in enumerate(chunks):
             self.objects[chunk_uuid(c.id)] = (c.doc_id, vectors[i] if vectors else None)
+            self.position[chunk_uuid(c.id)] = StoredPosition(c.chunk_index, c.regions)
         return len(chunks)
 
     def doc_uuids(self, doc_id: str) -> set[str]:

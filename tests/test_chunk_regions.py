@@ -24,13 +24,16 @@ from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
 from chunkweave.chunking.models import Chunk, Region
 from chunkweave.chunking.regions import merge_boxes
 from chunkweave.parsers import ParsedDocument, ParseOptions, parse_document
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf_join import join_continuations
 from chunkweave.storage.chunk_schema import EmbedderIdentity
 from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import open_pipeline
+from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate_store import WeaviateStore
 from tests.pdf_helpers import draw_ruled_table
-from tests.store_helpers import CountingEmbedder
+from tests.store_helpers import CountingEmbedder, det_vector
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
@@ -219,12 +222,26 @@ def test_corpus_regions_cover_their_chunk_text(corpus, name):
     assert not short
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="parsers/pdf.py join_continuations keeps only the first part's page and box "
-    "of a paragraph continued across a column or page break: its continuation is in no "
-    "region (remove this mark when elements carry the boxes of every part)",
-)
+def test_a_paragraph_joined_across_a_page_break_keeps_both_parts():
+    def para(order, text, page, bbox):
+        return Element(type="paragraph", text=text, page=page, bbox=bbox, order=order)
+
+    first = para(0, "The sentence runs on to the next", 1, (72.0, 700.0, 540.0, 720.0))
+    footer = Element(type="page_footer", text="1", page=1, bbox=(300, 760, 310, 770), order=1)
+    rest = para(2, "page and ends there.", 2, (72.0, 72.0, 300.0, 86.0))
+    joined = list(join_continuations(iter([first, footer, rest])))
+    assert [e.type for e in joined] == ["paragraph", "page_footer"]
+    assert joined[0].page == 1 and joined[0].bbox == first.bbox
+    assert joined[0].continued == ((2, rest.bbox),)
+    doc = ParsedDocument(
+        path="x.pdf", format="pdf", sha1="0" * 40, elements=tuple(joined), page_count=2
+    )
+    [chunk] = _chunk(doc, ChunkOptions())
+    assert chunk.pages == (1, 2) and (chunk.page_start, chunk.page_end) == (1, 2)
+    assert [r.page for r in chunk.regions] == [1, 2]
+    assert chunk.regions[1].bbox == (72.0, 72.0, 300.0, 86.0)
+
+
 def test_continued_paragraphs_are_covered(corpus):
     path = corpus / "multi-column-2p.pdf"
     pdf = pymupdf.open(path)
@@ -298,14 +315,10 @@ def test_search_json_prints_the_regions(weaviate_cfg, synthetic):
 
 
 @pytest.mark.integration
-@pytest.mark.xfail(
-    strict=True,
-    reason="storage/ingest.py upsert_chunks writes only chunks whose ID is new: a chunk "
-    "that an edit moved on its page keeps its ID (regions are positional, like "
-    "chunk_index) and its stored regions stay those of the earlier version",
-)
+@pytest.mark.integration
 def test_an_edit_that_moves_a_chunk_on_its_page_updates_its_regions(weaviate_cfg, synthetic):
-    pipeline = open_pipeline(weaviate_cfg, CountingEmbedder(), chunk_opts=SMALL)
+    embedder = CountingEmbedder()
+    pipeline = open_pipeline(weaviate_cfg, embedder, chunk_opts=SMALL)
     try:
         doc = parse_document(synthetic, pipeline.parse_opts)
         pipeline.ingest_parsed(doc, source=str(synthetic), doc_id="moved")
@@ -317,11 +330,27 @@ def test_an_edit_that_moves_a_chunk_on_its_page_updates_its_regions(weaviate_cfg
             for e in doc.elements
         )
         edited = doc.model_copy(update={"elements": lower, "sha1": "e" * 40})
+        embedded = len(embedder.embedded)
         outcome = pipeline.ingest_parsed(edited, source=str(synthetic), doc_id="moved")
         assert outcome.chunks_added == 0  # same IDs: nothing re-embedded
+        assert len(embedder.embedded) == embedded
         chunk = pipeline.chunk(edited, source=str(synthetic), doc_id="moved")[0]
         [hit] = pipeline.store.search("p0w10", None, k=1)
         assert hit.regions == chunk.regions
+        assert (hit.uuid, chunk.chunk_index) == (chunk_uuid(chunk.id), 0)
+        # Written again with the vector it was stored with.
+        stored = pipeline.store.vectors([hit.uuid])[hit.uuid]
+        assert stored == pytest.approx(det_vector(chunk.embed_text, 16), abs=1e-6)
+        # The first chunk's text removed: every later chunk moves up one index.
+        first = set(chunk.element_orders)
+        shorter = tuple(e for e in lower if e.order not in first)
+        cut = edited.model_copy(update={"elements": shorter, "sha1": "f" * 40})
+        outcome = pipeline.ingest_parsed(cut, source=str(synthetic), doc_id="moved")
+        assert (outcome.chunks_added, outcome.chunks_deleted) == (0, 1)
+        now = pipeline.chunk(cut, source=str(synthetic), doc_id="moved")
+        stored_at = pipeline.store.positions([chunk_uuid(c.id) for c in now])
+        assert [stored_at[chunk_uuid(c.id)].chunk_index for c in now] == list(range(len(now)))
+        assert len(embedder.embedded) == embedded
     finally:
         pipeline.store.client.collections.delete(weaviate_cfg.collection)
         pipeline.store.client.collections.delete(weaviate_cfg.ledger_collection)
