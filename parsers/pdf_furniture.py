@@ -6,12 +6,19 @@ the outermost lines there, and either
 - its *signature* (lower-cased, digit runs replaced by ``#``) recurs in the same
   band on several pages of the document-wide profile (running titles, "Chapter 2:
   ..." headers, "Page 3 of 9" footers), or
-- it looks like a bare page number ("12", "- 12 -", "Page 3", "iv"), or
+- it looks like a bare page number ("12", "- 12 -", "Page 3", "iv", "A-42"), or
 - it is a short line ending with a page number, set apart from the text
   with nothing between it and the page edge ("Chapter 2. Roles ... 11"), or
 - (top band only) it is a short line in a smaller font than the body, set apart
   above the text: the running header of a one-page excerpt, where repetition
   cannot be observed. The bottom band has no such rule, so footnotes stay body.
+- (top band only) it is a short line, not larger than the body, set apart from
+  the text, in a *header slot*: a vertical position where repeated running lines
+  or page numbers sit on several sampled pages. This catches running titles that
+  change too often to repeat (a section title per page, a chapter of one page).
+
+"Set apart" compares a line with the text on its page side: a line whose box
+touches the next one (tight leading) is part of the text, however small its font.
 
 Outside the bands, only a bare page number or a document code ("REDP-5110-00",
 "SF-424") qualifies: the outermost line of the page, alone on its row, well apart
@@ -42,6 +49,12 @@ MAX_BAND_LINES = 3
 MAX_FOOTER_ROWS = 4
 #: Wider band in which a lone, set-apart page number or document code still counts.
 NUMBER_BAND = 0.25
+#: Header slots: vertical positions (the line's centre, in points from the top edge,
+#: in steps of this many points) where running lines were seen on several pages.
+SLOT_STEP = 4.0
+#: A line in a header slot is furniture only up to this size relative to the body
+#: (a display title set where the running header usually sits stays a title).
+SLOT_MAX_SIZE = 1.05
 
 _DIGITS = re.compile(r"\d+")
 _PAGE_NUMBER = re.compile(
@@ -49,6 +62,9 @@ _PAGE_NUMBER = re.compile(
     r"(?:\s*(?:of|/)\s*\d{1,4})?$",
     re.IGNORECASE,
 )
+
+# A page label with a short prefix: "A-42" (appendix), "3-7" (chapter-relative), "B.12".
+_PREFIXED_PAGE = re.compile(r"^(?:[A-Z]{1,2}\s?[-–.]|\d{1,2}\s?[-–])\s?\d{1,4}$")
 
 
 # A document or form code: one token of capitals and digits, with a digit.
@@ -65,8 +81,9 @@ def signature(text: str) -> str:
 
 
 def is_page_number(text: str) -> bool:
-    """Return True for a bare page number: "7", "- 7 -", "Page 7", "7 of 20", "vii"."""
-    return bool(_PAGE_NUMBER.match(text.strip()))
+    """Return True for a bare page number: "7", "- 7 -", "Page 7", "7 of 20", "vii", "A-42"."""
+    text = text.strip()
+    return bool(_PAGE_NUMBER.match(text) or _PREFIXED_PAGE.match(text))
 
 
 def band_candidates(lines: Sequence[Line], page_height: float) -> Iterable[tuple[int, Band]]:
@@ -125,14 +142,39 @@ class FurnitureModel:
 
     def __init__(self) -> None:
         self._pages: dict[tuple[Band, str], set[int]] = {}
+        self._top: list[tuple[int, int, str]] = []  # (page, slot, text) of top candidates
+        self._slots: set[int] | None = None
         self.sampled_pages = 0
 
     def observe(self, page_no: int, lines: Sequence[Line], page_height: float) -> None:
         """Record the band signatures of one sampled page."""
         self.sampled_pages += 1
+        self._slots = None
         for i, band in band_candidates(lines, page_height):
             key = (band, signature(lines[i].text))
             self._pages.setdefault(key, set()).add(page_no)
+            if band == "top":
+                self._top.append((page_no, _slot(lines[i]), lines[i].text))
+
+    def header_slots(self) -> set[int]:
+        """Slots of the top band holding running lines (repeated text or page numbers).
+
+        A slot counts when such lines sit in it (or a neighbouring slot) on
+        ``min_repeat`` distinct sampled pages: then a line there whose text does not
+        repeat (a chapter title that changes every page or two) is the same furniture.
+        """
+        if self._slots is None:
+            pages: dict[int, set[int]] = {}
+            for page, slot, text in self._top:
+                if self.repeated("top", text) or is_page_number(text):
+                    pages.setdefault(slot, set()).add(page)
+            self._slots = {
+                slot
+                for slot in pages
+                if len(set().union(*(pages.get(slot + d, set()) for d in (-1, 0, 1))))
+                >= self.min_repeat
+            }
+        return self._slots
 
     @property
     def min_repeat(self) -> int:
@@ -158,12 +200,27 @@ class FurnitureModel:
                 and _lone_small_header(line, lines, body_size, body_top)
                 or _EDGE_NUMBER.search(line.text)
                 and _set_apart(line, lines, band)
+                or band == "top"
+                and self._in_header_slot(line, lines, body_size)
             ):
                 out[i] = band
         outer = outer_marker(lines, page_height)
         if outer is not None and outer[0] not in out:
             out[outer[0]] = outer[1]
         return out
+
+    def _in_header_slot(self, line: Line, lines: Sequence[Line], body_size: float) -> bool:
+        """Return True for a short body-size line, set apart, in a running-header slot."""
+        if len(line.text) > 90 or line.size > SLOT_MAX_SIZE * body_size:
+            return False
+        slots = self.header_slots()
+        slot = _slot(line)
+        return any(slot + d in slots for d in (-1, 0, 1)) and _set_apart(line, lines, "top")
+
+
+def _slot(line: Line) -> int:
+    """Vertical slot of a line: its centre from the top edge in ``SLOT_STEP`` steps."""
+    return round((line.bbox[1] + line.bbox[3]) / 2 / SLOT_STEP)
 
 
 def outer_marker(lines: Sequence[Line], page_height: float) -> tuple[int, Band] | None:
@@ -202,13 +259,23 @@ def _set_apart(line: Line, lines: Sequence[Line], band: Band) -> bool:
     """Return True for a short line at the page edge, clearly apart from the text."""
     if len(line.text) > 120:
         return False
-    if band == "top":
-        inner = [ln.bbox[1] - line.bbox[3] for ln in lines if ln.bbox[1] > line.bbox[3] + 0.5]
-        outer = [ln for ln in lines if ln.bbox[3] < line.bbox[1] - 0.5]
-    else:
-        inner = [line.bbox[1] - ln.bbox[3] for ln in lines if ln.bbox[3] < line.bbox[1] - 0.5]
-        outer = [ln for ln in lines if ln.bbox[1] > line.bbox[3] + 0.5]
+    inner, outer = _gaps(line, lines, band)
     return not outer and (not inner or min(inner) > 0.8 * line.height)
+
+
+def _gaps(line: Line, lines: Sequence[Line], band: Band) -> tuple[list[float], list[Line]]:
+    """Return the gaps to the lines on the page side of ``line``, and the lines beyond it.
+
+    A line counts as below (above) ``line`` when it starts below (ends above) its
+    middle: tightly set text, whose boxes touch or overlap by a point, is not
+    skipped over to a later, farther line.
+    """
+    mid = (line.bbox[1] + line.bbox[3]) / 2
+    below = [ln for ln in lines if ln.bbox[1] >= mid and ln is not line]
+    above = [ln for ln in lines if ln.bbox[3] <= mid and ln is not line]
+    if band == "top":
+        return [ln.bbox[1] - line.bbox[3] for ln in below], above
+    return [line.bbox[1] - ln.bbox[3] for ln in above], below
 
 
 def _lone_small_header(line: Line, lines: Sequence[Line], body_size: float, top: float) -> bool:
@@ -217,5 +284,5 @@ def _lone_small_header(line: Line, lines: Sequence[Line], body_size: float, top:
     # Must be the first thing on the page and clearly separated from what follows.
     if line.bbox[1] > top + line.height:
         return False
-    below = [ln.bbox[1] for ln in lines if ln.bbox[1] > line.bbox[3] + 0.5]
-    return not below or min(below) - line.bbox[3] > 0.8 * line.height
+    inner, _ = _gaps(line, lines, "top")
+    return not inner or min(inner) > 0.8 * line.height

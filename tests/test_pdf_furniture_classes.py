@@ -1,0 +1,225 @@
+"""PDF furniture classes on small synthetic documents: running lines that vary per page.
+
+Each document is written with PyMuPDF (A4, 10 pt body text) and parsed in ``fast``
+mode; furniture is what the parser labels ``page_header`` / ``page_footer``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pymupdf
+
+from chunkweave.parsers.document import ParsedDocument, ParseOptions
+from chunkweave.parsers.pdf import parse_pdf
+from chunkweave.parsers.pdf_furniture import is_page_number
+
+WIDTH, HEIGHT = 595.0, 842.0
+#: Per page: header lines (text, x) from the top, footer lines (text, x) from the bottom.
+Edge = Sequence[tuple[str, float]]
+
+
+def _body(page: pymupdf.Page, n: int, top: float = 130.0, lines: int = 30) -> None:
+    for i in range(lines):
+        text = f"Paragraph text of page {n} carries line {i} of its discussion of the topic."
+        page.insert_text((72, top + 18 * i), text, fontsize=10)
+
+
+def _write(
+    path: Path,
+    pages: int,
+    header: Callable[[int], Edge],
+    footer: Callable[[int], Edge],
+    body: Callable[[pymupdf.Page, int], None] = _body,
+    size: float = 9.0,
+) -> Path:
+    """Write ``pages`` pages; header and footer entries each take a row of their own."""
+    doc = pymupdf.open()
+    for n in range(1, pages + 1):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        for k, (text, x) in enumerate(header(n)):
+            page.insert_text((x, 50 + 13 * k), text, fontsize=size)
+        for k, (text, x) in enumerate(reversed(list(footer(n)))):
+            page.insert_text((x, HEIGHT - 40 - 13 * k), text, fontsize=size)
+        body(page, n)
+    doc.save(path)
+    return path
+
+
+def _parse(path: Path) -> ParsedDocument:
+    return parse_pdf(path, ParseOptions(mode="fast"))
+
+
+def _furniture(doc: ParsedDocument) -> set[tuple[int | None, str]]:
+    return {(e.page, e.text) for e in doc.elements if e.is_furniture}
+
+
+def _body_texts(doc: ParsedDocument) -> str:
+    return "\n".join(e.text for e in doc.elements if not e.is_furniture)
+
+
+def _chapter(n: int) -> str:
+    return ["Introduction and scope", "Methods of the survey", "Results by region"][(n - 1) // 3]
+
+
+def test_running_header_whose_chapter_title_changes_is_furniture(tmp_path: Path) -> None:
+    """'Chapter 2: Methods' on three pages, then another chapter: each title repeats a few times."""
+    path = _write(
+        tmp_path / "chapters.pdf",
+        9,
+        lambda n: [(f"Chapter {(n - 1) // 3 + 1}: {_chapter(n)}", 72)],
+        lambda n: [(str(n), 290)],
+    )
+    doc = _parse(path)
+    furniture = _furniture(doc)
+    for n in range(1, 10):
+        assert (n, f"Chapter {(n - 1) // 3 + 1}: {_chapter(n)}") in furniture
+        assert (n, str(n)) in furniture
+    body = _body_texts(doc)
+    assert "Chapter" not in body
+    assert "line 29 of its discussion" in body
+
+
+def test_page_n_of_m_footer_beside_a_date_is_furniture(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "page_of.pdf",
+        4,
+        lambda n: [("Quarterly report of the district board", 72)],
+        lambda n: [(f"Printed 2023-0{n}-1{n}", 72), (f"Page {n} of 4", 460)],
+    )
+    doc = _parse(path)
+    furniture = _furniture(doc)
+    for n in range(1, 5):
+        assert (n, f"Page {n} of 4") in furniture
+        assert (n, f"Printed 2023-0{n}-1{n}") in furniture
+    assert "Page" not in _body_texts(doc)
+
+
+def test_odd_and_even_pages_alternate_their_running_lines(tmp_path: Path) -> None:
+    """Book layout: the title on even pages (left), the chapter on odd pages (right)."""
+
+    def header(n: int) -> Edge:
+        if n % 2:
+            return [(f"Chapter {(n + 1) // 4 + 1}. Field notes", 380), (str(n), 510)]
+        return [(str(n), 72), ("A history of the valley", 110)]
+
+    path = _write(tmp_path / "book.pdf", 8, header, lambda n: [])
+    doc = _parse(path)
+    furniture = _furniture(doc)
+    for n in range(1, 9):
+        assert (n, str(n)) in furniture
+    assert {(n, "A history of the valley") for n in (2, 4, 6, 8)} <= furniture
+    assert {(n, t) for n, t in furniture if "Field notes" in t} == {
+        (n, f"Chapter {(n + 1) // 4 + 1}. Field notes") for n in (1, 3, 5, 7)
+    }
+    assert "valley" not in _body_texts(doc)
+
+
+def test_two_page_document_with_little_repetition(tmp_path: Path) -> None:
+    """Two pages: a running title and a page label seen twice only."""
+    path = _write(
+        tmp_path / "two.pdf",
+        2,
+        lambda n: [("Memorandum on the bridge works", 72)],
+        lambda n: [(f"- {n} -", 285)],
+    )
+    doc = _parse(path)
+    assert _furniture(doc) >= {
+        (1, "Memorandum on the bridge works"),
+        (2, "Memorandum on the bridge works"),
+        (1, "- 1 -"),
+        (2, "- 2 -"),
+    }
+    assert "Memorandum" not in _body_texts(doc)
+
+
+def test_prefixed_page_labels_in_a_footer_row_are_furniture(tmp_path: Path) -> None:
+    """Appendix and chapter-relative page labels: "A-42" beside a footer date, on one page."""
+
+    def body(page: pymupdf.Page, n: int) -> None:
+        page.insert_text((72, HEIGHT - 40), "August 2, 2007", fontsize=9)
+        page.insert_text((480, HEIGHT - 40), "A-42", fontsize=9)
+        _body(page, n)
+
+    doc = _parse(_write(tmp_path / "appendix.pdf", 1, lambda n: [], lambda n: [], body))
+    assert (1, "A-42") in _furniture(doc)
+    assert "A-42" not in _body_texts(doc)
+    assert is_page_number("A-42") and is_page_number("3-7") and is_page_number("B.12")
+    assert not is_page_number("COVID-19") and not is_page_number("1-800-555")
+
+
+def test_a_lone_body_line_at_the_top_of_one_page_stays_body(tmp_path: Path) -> None:
+    """Negative: a title line at the top of page 2 only, not repeated, is body text."""
+
+    def body(page: pymupdf.Page, n: int) -> None:
+        if n == 2:
+            page.insert_text((72, 60), "Results of the second field season", fontsize=10)
+            page.insert_text((72, 78), "Water levels rose in every well we sampled.", fontsize=10)
+        _body(page, n)
+
+    path = _write(tmp_path / "negative.pdf", 4, lambda n: [], lambda n: [(str(n), 290)], body)
+    doc = _parse(path)
+    body_text = _body_texts(doc)
+    assert "Results of the second field season" in body_text
+    assert "Water levels rose" in body_text
+    assert {t for _, t in _furniture(doc)} == {"1", "2", "3", "4"}
+
+
+def test_body_size_running_title_that_changes_every_page_is_furniture(tmp_path: Path) -> None:
+    """Short sections: after three pages of one title, each page has its own, never repeated.
+
+    The title is set at body size (no smaller-font evidence); its position, where
+    running lines sat on earlier pages, is what marks it.
+    """
+    regions = ["Overview of the basin", "Notes on the north shore", "Notes on the delta"]
+    titles = [regions[0]] * 3 + regions[1:] + ["Notes on the upper valley"]
+    path = _write(
+        tmp_path / "slots.pdf",
+        len(titles),
+        lambda n: [(titles[n - 1], 72)],
+        lambda n: [(str(n), 290)],
+        size=10.0,
+    )
+    doc = _parse(path)
+    assert {(n, titles[n - 1]) for n in range(1, len(titles) + 1)} <= _furniture(doc)
+    assert "Notes on" not in _body_texts(doc)
+
+
+def test_a_display_title_where_the_running_header_sits_stays_body(tmp_path: Path) -> None:
+    """Negative: a chapter opener's large title at the header position is not furniture."""
+
+    def header(n: int) -> Edge:
+        return [] if n == 3 else [("Annual review of the harbour", 72)]
+
+    def body(page: pymupdf.Page, n: int) -> None:
+        if n == 3:
+            page.insert_text((72, 52), "Harbour traffic", fontsize=18)
+        _body(page, n)
+
+    path = _write(tmp_path / "opener.pdf", 5, header, lambda n: [(str(n), 290)], body, size=10.0)
+    doc = _parse(path)
+    assert (3, "Harbour traffic") not in _furniture(doc)
+    assert "Harbour traffic" in _body_texts(doc)
+
+
+def test_small_tightly_set_text_at_the_top_of_a_page_stays_body(tmp_path: Path) -> None:
+    """Negative: a references page in a smaller font whose lines touch is not a header.
+
+    Its first line is the top-most, smaller than the body and short; what follows
+    it is set tight (boxes touching), so it is not set apart from the text.
+    """
+
+    def body(page: pymupdf.Page, n: int) -> None:
+        if n == 2:
+            for i in range(12):
+                ref = f"Author {i}, A. (2001) Study number {i} of the river. Journal {i}: 1-9."
+                page.insert_text((72, 60 + 12 * i), ref, fontsize=9)
+            _body(page, n, top=200, lines=10)
+        else:
+            _body(page, n)
+
+    path = _write(tmp_path / "refs.pdf", 3, lambda n: [], lambda n: [(str(n), 290)], body)
+    doc = _parse(path)
+    assert "Author 0, A. (2001) Study number 0" in _body_texts(doc)
+    assert {t for _, t in _furniture(doc)} == {"1", "2", "3"}
