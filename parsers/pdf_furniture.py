@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from chunkweave.parsers.pdf_headings import OutlineIndex, keys_match, match_key
 from chunkweave.parsers.pdf_text import Line
 
 Band = Literal["top", "bottom"]
@@ -106,6 +107,30 @@ def band_candidates(lines: Sequence[Line], page_height: float) -> Iterable[tuple
             yield i, "bottom"
 
 
+def stacked_row(lines: Sequence[Line], page_height: float) -> list[int]:
+    """Return the row right under the top-band candidates when it continues their stack.
+
+    A header set in two or more rows ("Exhibit 3 (continued)" over the exhibit's
+    title) runs below the ``MAX_BAND_LINES`` candidates. The next row counts when
+    it lies in the top band and is set close under the row above it (a gap of at
+    most ``0.8`` times its height, as lines of one block are); empty otherwise.
+    """
+    order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
+    taken = set(_with_row_mates(lines, order[:MAX_BAND_LINES], order))
+    rows = _rows(lines, order)
+    for prev, row in zip(rows, rows[1:], strict=False):
+        if any(i in taken for i in row):
+            continue
+        if not any(i in taken for i in prev):
+            return []
+        top = min(lines[i].bbox[1] for i in row)
+        gap = top - max(lines[i].bbox[3] for i in prev)
+        height = max(lines[i].height for i in row)
+        in_band = all(lines[i].bbox[3] <= TOP_BAND * page_height for i in row)
+        return row if in_band and gap <= 0.8 * height else []
+    return []
+
+
 def _rows(lines: Sequence[Line], order: list[int]) -> list[list[int]]:
     """Line indices (``order``: by top edge) grouped into rows of vertically overlapping lines."""
     rows: list[list[int]] = []
@@ -143,6 +168,7 @@ class FurnitureModel:
     def __init__(self) -> None:
         self._pages: dict[tuple[Band, str], set[int]] = {}
         self._top: list[tuple[int, int, str]] = []  # (page, slot, text) of top candidates
+        self._stacked: dict[str, set[int]] = {}  # signature -> pages, of stacked header rows
         self._slots: set[int] | None = None
         self.sampled_pages = 0
 
@@ -155,6 +181,8 @@ class FurnitureModel:
             self._pages.setdefault(key, set()).add(page_no)
             if band == "top":
                 self._top.append((page_no, _slot(lines[i]), lines[i].text))
+        for i in stacked_row(lines, page_height):
+            self._stacked.setdefault(signature(lines[i].text), set()).add(page_no)
 
     def header_slots(self) -> set[int]:
         """Slots of the top band holding running lines (repeated text or page numbers).
@@ -186,9 +214,19 @@ class FurnitureModel:
         return len(self._pages.get((band, signature(text)), ())) >= self.min_repeat
 
     def classify(
-        self, lines: Sequence[Line], page_height: float, body_size: float
+        self,
+        lines: Sequence[Line],
+        page_height: float,
+        body_size: float,
+        page: int | None = None,
+        outline: OutlineIndex | None = None,
     ) -> dict[int, Band]:
-        """Return ``{line index: band}`` for the furniture lines of one page."""
+        """Return ``{line index: band}`` for the furniture lines of one page.
+
+        With ``page`` (0-based, as given to :meth:`observe`) the continued rows of a
+        stacked header are found too (see :meth:`_continued`); ``outline`` keeps
+        the titles it lists on this page out of them.
+        """
         out: dict[int, Band] = {}
         body_top = min((ln.bbox[1] for ln in lines), default=0.0)
         for i, band in band_candidates(lines, page_height):
@@ -204,10 +242,50 @@ class FurnitureModel:
                 and self._in_header_slot(line, lines, body_size)
             ):
                 out[i] = band
+        if page is not None:
+            for i in self._continued(lines, page_height, body_size, page, outline, out):
+                out[i] = "top"
         outer = outer_marker(lines, page_height)
         if outer is not None and outer[0] not in out:
             out[outer[0]] = outer[1]
         return out
+
+    def _continued(
+        self,
+        lines: Sequence[Line],
+        page_height: float,
+        body_size: float,
+        page: int,
+        outline: OutlineIndex | None,
+        found: dict[int, Band],
+    ) -> list[int]:
+        """Return the line of a stacked header row that repeats the previous page's.
+
+        A title repeated under the running header of each continuation page (an
+        exhibit, a long table, an appendix) is furniture there, but a heading on the
+        page where it starts. So the row must sit close under header furniture, and
+        each line must be a short, at most body-size line whose signature was in the
+        same place on the page before (a sampled page: in long documents, where
+        neighbours are rarely both sampled, the rule seldom applies), and not an
+        outline title of this page (a new section with the same name).
+        """
+        row = stacked_row(lines, page_height)
+        # A title: one line alone on its row, of words (cells of a repeated table
+        # header share a row; a lone word or a rule of dashes is not a title).
+        if len(row) != 1 or not _title_like(lines[row[0]].text):
+            return []
+        top = min(lines[i].bbox[1] for i in row)
+        if not any(band == "top" and lines[j].bbox[3] <= top + 0.5 for j, band in found.items()):
+            return []  # the rows above it are not header furniture
+        line = lines[row[0]]
+        if len(line.text) > 90 or line.size > SLOT_MAX_SIZE * body_size:
+            return []
+        if page - 1 not in self._stacked.get(signature(line.text), ()):
+            return []
+        keys = outline.by_page.get(page + 1, []) if outline else []
+        if any(keys_match(match_key(line.text), key) for _, key in keys):
+            return []
+        return row
 
     def _in_header_slot(self, line: Line, lines: Sequence[Line], body_size: float) -> bool:
         """Return True for a short body-size line, set apart, in a running-header slot."""
@@ -216,6 +294,12 @@ class FurnitureModel:
         slots = self.header_slots()
         slot = _slot(line)
         return any(slot + d in slots for d in (-1, 0, 1)) and _set_apart(line, lines, "top")
+
+
+def _title_like(text: str) -> bool:
+    """Return True for two or more words, mostly letters."""
+    letters = sum(c.isalpha() for c in text)
+    return len(text.split()) >= 2 and letters >= 0.5 * len(text.replace(" ", ""))
 
 
 def _slot(line: Line) -> int:

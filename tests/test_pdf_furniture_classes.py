@@ -14,6 +14,8 @@ import pymupdf
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
 from chunkweave.parsers.pdf_furniture import is_page_number
+from chunkweave.parsers.pdf_profile import build_profile
+from chunkweave.parsers.pdf_text import extract_lines
 
 WIDTH, HEIGHT = 595.0, 842.0
 #: Per page: header lines (text, x) from the top, footer lines (text, x) from the bottom.
@@ -223,3 +225,57 @@ def test_small_tightly_set_text_at_the_top_of_a_page_stays_body(tmp_path: Path) 
     doc = _parse(path)
     assert "Author 0, A. (2001) Study number 0" in _body_texts(doc)
     assert {t for _, t in _furniture(doc)} == {"1", "2", "3"}
+
+
+def _exhibits(path: Path) -> pymupdf.Document:
+    """Six pages: exhibits 1 (pages 1-3) and 2 (pages 4-6), both titled "Input screen layout".
+
+    Each page has a running header row, an exhibit line ("(Cont. N)" on continuation
+    pages) and, set close under it, the exhibit's title; the outline lists each
+    exhibit on its first page.
+    """
+    doc = pymupdf.open()
+    for n in range(1, 7):
+        exhibit, first = (n - 1) // 3 + 1, (n - 1) % 3 == 0
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        page.insert_text((72, 40), "Terminal responses manual", fontsize=10)
+        page.insert_text((480, 40), f"page {n}", fontsize=10)
+        cont = "" if first else f" (Cont. {(n - 1) % 3})"
+        page.insert_text((72, 75), f"Exhibit {exhibit}{cont} (07-01-2019)", fontsize=10)
+        page.insert_text((72, 88), "Input screen layout", fontsize=10, fontname="hebo")
+        _body(page, n, top=140)
+    doc.set_toc([[1, "Exhibits", 1], [2, "Input screen layout", 1], [2, "Input screen layout", 4]])
+    doc.save(path)
+    return pymupdf.open(path)
+
+
+def test_a_title_repeated_under_the_header_of_continuation_pages_is_furniture(
+    tmp_path: Path,
+) -> None:
+    """Stacked header rows: the repeated title is furniture on continuation pages only.
+
+    Where a new exhibit with the same title starts (an outline entry on that page)
+    and on the first page, the title is a heading and stays body.
+    """
+    doc = _exhibits(tmp_path / "exhibits.pdf")
+    profile = build_profile(doc)
+    decided: dict[int, bool] = {}
+    for pno in range(doc.page_count):
+        page = doc.load_page(pno)
+        lines = extract_lines(page)
+        title = next(i for i, ln in enumerate(lines) if ln.text == "Input screen layout")
+        furniture = profile.furniture.classify(
+            lines, page.rect.height, profile.body_size, page=pno, outline=profile.outline
+        )
+        assert any(lines[i].text.startswith("Exhibit") for i in furniture)
+        decided[pno + 1] = title in furniture
+        # Without the page, nothing is known about the page before: the title stays.
+        plain = profile.furniture.classify(lines, page.rect.height, profile.body_size)
+        assert title not in plain
+    assert decided == {1: False, 2: True, 3: True, 4: False, 5: True, 6: True}
+    # Without the outline, the page after a continuation page is taken as one too.
+    pno = 3
+    page = doc.load_page(pno)
+    lines = extract_lines(page)
+    furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size, page=pno)
+    assert any(ln.text == "Input screen layout" for i, ln in enumerate(lines) if i in furniture)
