@@ -21,8 +21,13 @@ machine is shared):
    how long ``chunkweave status``, ``GET /jobs`` and ``GET /jobs?status=failed`` take
    once the job is done.
 
+5. enqueue (``--enqueue-only N``): the producer alone, submitting ``N`` documents as one
+   job to an embedded Redis with no worker: CPU and wall seconds, Redis commands per
+   document.
+
 Usage: ``.venv/bin/python bench/backfill.py [--corpus DIR] [--out FILE] [--only scaling|fanout]``
 or ``.venv/bin/python bench/backfill.py --scale 1000 10000 [--scale-embedder minilm] --out F``
+or ``.venv/bin/python bench/backfill.py --enqueue-only 10000 --out F``
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -205,6 +210,11 @@ def _timed(fn: Callable[[], object], runs: int = 3) -> float:
     return round(statistics.median(times), 4)
 
 
+def _median_ms(seconds: Iterable[float]) -> float:
+    """Median of ``seconds``, in milliseconds, rounded to 0.1."""
+    return round(1000 * statistics.median(seconds), 1)
+
+
 def _rates(samples: list[tuple[float, int]], block: int = 1000) -> list[float]:
     """Documents/s over each block of ``block`` completions, from (time, count) samples."""
     rates: list[float] = []
@@ -242,10 +252,14 @@ def _scale_run(
     enq = Enqueuer(_settings(env))
     peak = base_memory
     try:
-        started = time.time()
+        started, cpu_started = time.time(), time.process_time()
         job_id = enq.submit([(s, "ingest") for s in sources])
         enqueue_s = time.time() - started
-        print(f"[bench] scale {n}: enqueued in {enqueue_s:.1f}s", flush=True)
+        enqueue_cpu_s = time.process_time() - cpu_started
+        print(
+            f"[bench] scale {n}: enqueued in {enqueue_s:.1f}s ({enqueue_cpu_s:.1f}s CPU)",
+            flush=True,
+        )
         # (seconds since the enqueue began, documents finished)
         samples: list[tuple[float, int]] = [(0.0, 0)]
         while True:
@@ -271,9 +285,19 @@ def _scale_run(
             if finished[k + 999] > finished[k]
         ]
         stage_names = sorted({k for d in full.docs for k in (d.timings or {})})
-        stages_ms = {
-            k: round(1000 * statistics.median((d.timings or {}).get(k, 0.0) for d in full.docs), 1)
+        # Does any stage slow down as documents accumulate? Median ms per stage (and per
+        # task) over each block of 1,000 completions, in completion order.
+        in_order = sorted(
+            (d for d in full.docs if d.status in ("done", "failed")), key=lambda d: d.updated_at
+        )
+        blocks = [in_order[i : i + 1000] for i in range(0, len(in_order) - 999, 1000)]
+        stage_trend = {
+            k: [_median_ms((d.timings or {}).get(k, 0.0) for d in block) for block in blocks]
             for k in stage_names
+        }
+        stage_trend["task"] = [_median_ms(d.seconds or 0.0 for d in block) for block in blocks]
+        stages_ms = {
+            k: _median_ms((d.timings or {}).get(k, 0.0) for d in full.docs) for k in stage_names
         }
         task_ms = round(1000 * statistics.median(d.seconds or 0.0 for d in full.docs), 1)
         app = create_app(_settings(env))
@@ -308,6 +332,7 @@ def _scale_run(
         "failed": full.failed,
         "seconds": round(seconds, 1),
         "enqueue_seconds": round(enqueue_s, 1),
+        "enqueue_cpu_seconds": round(enqueue_cpu_s, 1),
         "documents_per_s": round(n / seconds, 1),
         "documents_per_s_per_1000": per_thousand,
         "first_to_last_1000_ratio": round(per_thousand[-1] / per_thousand[0], 2)
@@ -315,10 +340,64 @@ def _scale_run(
         else None,
         "median_task_ms": task_ms,
         "median_stage_ms": stages_ms,
+        "median_stage_ms_per_1000": stage_trend,
         "redis_peak_mb": round(peak / 2**20, 1),
         "redis_growth_bytes_per_document": round((end_memory - base_memory) / n),
         "weaviate_ledger_reads_per_document": 1,  # Pipeline.ingest reads the ledger once
         "query_seconds": timings,
+    }
+
+
+def _enqueue_run(redis_url: str, tmp: Path, n: int, repeats: int = 3) -> dict[str, object]:
+    """Cost of submitting ``n`` documents as one job, producer side only (run 5).
+
+    The files are empty ``.docx`` names (submitting never opens a file). No worker
+    consumes the queue; Redis is flushed before each repeat. CPU seconds are this
+    process's own (``time.process_time``), which other load on the machine hardly
+    moves; wall seconds also include Redis' share and any waiting for the CPU.
+    """
+    import redis as redis_lib
+
+    folder = tmp / f"enqueue-{n}"
+    folder.mkdir(parents=True, exist_ok=True)
+    sources = []
+    for i in range(n):
+        path = folder / f"record-{i:06d}.docx"
+        path.touch()
+        sources.append(str(path))
+    settings = Settings(redis_url=redis_url, queue="bench-enqueue")
+    client = redis_lib.Redis.from_url(redis_url)
+    enq = Enqueuer(settings)
+    cpu: list[float] = []
+    wall: list[float] = []
+    commands = 0
+    try:
+        enq.submit([(sources[0], "ingest")])  # connect and declare once, untimed
+        for _ in range(repeats):
+            client.flushdb()
+            client.config_resetstat()
+            started, cpu_started = time.perf_counter(), time.process_time()
+            job_id = enq.submit([(s, "ingest") for s in sources])
+            cpu.append(time.process_time() - cpu_started)
+            wall.append(time.perf_counter() - started)
+            stats = client.info("commandstats")
+            commands = sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
+            job = enq.jobs.get(job_id)
+            assert job is not None and job.total == n, "job does not hold every document"
+            assert client.llen(settings.queue) == n, "one task message per document"
+    finally:
+        enq.close()
+        client.close()
+    cpu_s, wall_s = statistics.median(cpu), statistics.median(wall)
+    return {
+        "documents": n,
+        "repeats": repeats,
+        "cpu_seconds": [round(c, 2) for c in cpu],
+        "wall_seconds": [round(w, 2) for w in wall],
+        "cpu_us_per_document": round(1e6 * cpu_s / n),
+        "documents_per_cpu_s": round(n / cpu_s),
+        "documents_per_wall_s": round(n / wall_s),
+        "redis_commands_per_document": round(commands / n, 2),
     }
 
 
@@ -335,7 +414,23 @@ def main() -> None:
         default="none",
         help="embedder kind for --scale runs: none (isolates the service) or minilm",
     )
+    parser.add_argument(
+        "--enqueue-only",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only time submitting N documents (producer side, Redis only, no workers)",
+    )
     args = parser.parse_args()
+    if args.enqueue_only:
+        with tempfile.TemporaryDirectory(prefix="cw-bench-") as tmp_name:
+            tmp = Path(tmp_name)
+            with LocalRedis(tmp / "redis", persist=False) as redis_server:
+                result = _enqueue_run(redis_server.url, tmp, args.enqueue_only)
+        print(json.dumps(result, indent=2))
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        return
     if args.scale:
         scale: dict[str, object] = {"cpus": os.cpu_count()}
         with tempfile.TemporaryDirectory(prefix="cw-bench-") as tmp_name:
