@@ -46,7 +46,11 @@ from chunkweave.parsers.pdf_blocks import (
 )
 from chunkweave.parsers.pdf_grid import aligned_grid, find_grid_tables
 from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
-from chunkweave.parsers.pdf_headings import demote_figure_labels, demote_label_runs
+from chunkweave.parsers.pdf_headings import (
+    HeadingModel,
+    demote_figure_labels,
+    demote_label_runs,
+)
 from chunkweave.parsers.pdf_leaders import find_leader_tables
 from chunkweave.parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
 from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_page, tessdata_dir
@@ -148,13 +152,7 @@ def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
     widest = max(ln.bbox[2] - ln.bbox[0] for ln in lines)
     out: list[Line] = []
     for i, ln in enumerate(lines):
-        if ln.mono or ln.size < body - UNSURE_SIZE_TOLERANCE:
-            continue
-        # Bold at the body size, or any weight at a display size (larger type).
-        display = ln.size >= UNSURE_DISPLAY_RATIO * body
-        if not (display or (ln.bold and ln.size <= body + UNSURE_SIZE_TOLERANCE)):
-            continue
-        if ln.style in headings.style_levels or ln.style == headings.title_style:
+        if not _unlearnt_title_style(ln, headings):
             continue
         if ln.bbox[2] - ln.bbox[0] > UNSURE_MAX_WIDTH_SHARE * widest:
             continue
@@ -171,6 +169,17 @@ def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
             continue
         out.append(ln)
     return out
+
+
+def _unlearnt_title_style(ln: Line, headings: HeadingModel) -> bool:
+    """Return True for bold body-size or display-size type in no learnt heading style."""
+    body = headings.body_size
+    if ln.mono or ln.size < body - UNSURE_SIZE_TOLERANCE:
+        return False
+    display = ln.size >= UNSURE_DISPLAY_RATIO * body
+    if not (display or (ln.bold and ln.size <= body + UNSURE_SIZE_TOLERANCE)):
+        return False
+    return ln.style not in headings.style_levels and ln.style != headings.title_style
 
 
 def _alone(ln: Line, prev: Line | None, nxt: Line | None, body: float) -> bool:
@@ -203,7 +212,9 @@ def _route(
         return "heuristic", "fast"
     if page_is_complex(page, lines, unexplained_rules):
         return "model", "complex"
-    if profile.headings.has_outline:
+    headings = profile.headings
+    # Cheapest first: without a line in an unlearnt title style nothing can be unsure.
+    if headings.has_outline or not any(_unlearnt_title_style(ln, headings) for ln in lines):
         return "heuristic", "plain"
     body = _outside_furniture(_outside(lines, tables), page, profile)
     if len(unsure_heading_lines(body, profile)) >= MIN_UNSURE_LINES:
