@@ -27,13 +27,23 @@ from dataclasses import dataclass, field
 
 from chunkweave.parsers.elements import Element, ElementType
 from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
-from chunkweave.parsers.pdf_headings import HeadingModel, OutlineIndex, numbering_depth
+from chunkweave.parsers.pdf_headings import (
+    DISPLAY_RATIO,
+    HeadingModel,
+    OutlineIndex,
+    numbering_depth,
+)
 from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
 from chunkweave.parsers.pdf_text import BBox, Line, join_lines
 
 _BULLETS = "•◦▪▫‣∙·●○■□►▶➢✓✔❖–—-*\ufffd\uf0b7\uf0a7\uf0d8\uf076\uf0fc"
 _BULLET = re.compile(rf"^[{re.escape(_BULLETS)}](?:\s+|(?=[A-Za-z(]))")
-_ENUM = re.compile(r"^(?:\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)]|\(\d{1,3}\))\s+\S")
+_ENUM = re.compile(
+    r"^(?:\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)]|\(\d{1,3}\))\s+\S"
+    # Full-width parentheses, CJK numerals ("一、", "（二）"), circled digits, Hangul ("가.").
+    r"|^(?:[(（][\d一二三四五六七八九十]{1,3}[)）]|[一二三四五六七八九十]{1,3}、"
+    r"|[\u2460-\u2473]|[가나다라마바사아자차카타파하][.)])\s*\S"
+)
 _CAPTION = re.compile(
     r"^(?i:table|figure|fig\.|listing|exhibit|chart|algorithm|scheme)"
     r"(?:\s+|(?=\d))(?:[0-9]+|[A-Z]\b|[IVX]+\b)(?:[.\-–][0-9]+)*"
@@ -160,14 +170,22 @@ def _numbered_title(text: str, unit: list[Line], ctx: PageContext) -> bool:
 
     An enumerator also opens list items; a numbered unit is a title candidate
     (still subject to the heading model) when the outline lists it on its page, or
-    when it is one line set wholly in bold without sentence punctuation at its end:
-    list items run on in the body font.
+    when it is one line without sentence punctuation at its end set apart by its
+    font: wholly bold, in a display size, or in a heading style of the document.
+    List items run on in the body font.
     """
     if _BULLET.match(text) or len(unit) > 1:
         return False
     if ctx.outline is not None and ctx.outline.match(text, ctx.page, consume=False) is not None:
         return True
-    return unit[0].bold and not text.rstrip().endswith((".", ",", ";", ":"))
+    line = unit[0]
+    model = ctx.headings
+    set_apart = (
+        line.bold
+        or line.size >= DISPLAY_RATIO * model.body_size
+        or line.style in model.style_levels
+    )
+    return set_apart and not text.rstrip().endswith((".", ",", ";", ":"))
 
 
 def _is_caption(text: str, unit: list[Line], body: float) -> bool:

@@ -7,7 +7,14 @@ levels as the whole document. Evidence, strongest first:
 1. The PDF outline: a short text unit whose normalised text matches an outline
    entry of its page (or the page before, as bookmarks often point just above a
    page break) takes that entry's level. Each entry matches once per parse.
+   A body-styled (plain) unit must repeat the title exactly and not read like a
+   table-of-contents line (leaders, page number); printed numbering that differs
+   from the outline's ("CHAPTER ONE:" / "Chapter 1:", "B." / "II-B") is ignored.
 2. Numbering: "2.3.1 Title" is level 3, "A.1 Title" level 2, "Chapter 4" level 1.
+   Other schemes ("(1)", "1)", "a)", "I.", "一、", "（一）", "第二节", "①", "가.")
+   take their level from the order in which the document nests them
+   (:func:`scheme_levels`), like a word processor's multi-level list, so
+   siblings share a level whatever their font.
 3. Font style: heading styles (size, bold) ranked from largest to smallest; a
    style whose numbered headings mostly have depth d gets level d, so un-numbered
    headings ("Abstract", "References") line up with their numbered siblings; a
@@ -28,12 +35,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
+from chunkweave.parsers.pdf_heading_filters import is_toc_entry, plausible_heading_text
 
 Style = tuple[float, bool]
 HeadingKind = Literal["title", "heading"]
@@ -41,6 +49,8 @@ HeadingKind = Literal["title", "heading"]
 MAX_LEVEL = 9
 #: A style this much larger than the body font is a display (heading) size.
 DISPLAY_RATIO = 1.12
+#: A numbering scheme must number this many headings to be a level of its own.
+MIN_SCHEME_UNITS = 2
 #: Consecutive same-level un-numbered headings from this many on are labels.
 MIN_LABEL_RUN = 3
 #: Text units up to this many characters between a figure caption and the body
@@ -56,9 +66,18 @@ _SECTION = re.compile(r"^section\s+(\d{1,3}(?:\.\d{1,3}){0,5})\b", re.IGNORECASE
 # A lone letter counts as a number only after a keyword ("Appendix C"), before a
 # dotted number ("A.1") or before a capitalised word ("C The editor"): "R and
 # statistics" and "A specific example" keep their first word.
+_SPELLED = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty"
+)
+# Roman numbers: "IV", optionally with a lettered part ("III-A") or a dot ("II.").
+_ROMAN = r"(?=[IVXLC])M{0,3}(?:C[MD]|D?C{0,3})(?:X[CL]|L?X{0,3})(?:I[XV]|V?I{0,3})"
 _STRIP_NUMBER = re.compile(
-    r"^(?:(?i:chapter|appendix|part|section)\s+(?:\d{1,3}|[A-Za-z])(?:[.\-]\d{1,3})*"
-    r"|\d{1,3}(?:[.\-]\d{1,3})*|[A-Z](?:[.\-]\d{1,3})+|[A-Z](?=\s+[A-Z]))[.:]?\s+"
+    r"^(?:(?i:chapter|appendix|part|section)\s+(?:\d{1,3}|[A-Za-z]|(?i:"
+    + _SPELLED
+    + r")\b)(?:[.\-]\d{1,3})*"
+    r"|\d{1,3}(?:[.\-]\d{1,3})*|[A-Z](?:[.\-]\d{1,3})+|[A-Z](?=\s+[A-Z])"
+    r"|" + _ROMAN + r"(?:-[A-Z])?(?=[.:]?\s+\W*[A-Z\d])|[A-Z]-[A-Z](?=\s)|[A-Z](?=\.\s))[.:]?\s+"
 )
 _NON_ALNUM = re.compile(r"[\W_]+")
 
@@ -79,6 +98,97 @@ def numbering_depth(text: str) -> int | None:
     if m := _LETTERED.match(text):
         return m.group(1).count(".") + 1
     return None
+
+
+# Numbering schemes besides dotted decimals (see numbering_scheme). Each pattern must
+# be followed by text; the parenthesis may be ASCII or full-width.
+_CJK_DIGITS = "一二三四五六七八九十百"
+_HANGUL_ORDER = "가나다라마바사아자차카타파하"
+_SCHEMES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("cjk-part", re.compile(rf"^第[{_CJK_DIGITS}\d]{{1,4}}([章节節条條部篇编編款])\s*\S")),
+    ("cjk-paren", re.compile(rf"^[(（][{_CJK_DIGITS}]{{1,3}}[)）]\s*\S")),
+    ("cjk", re.compile(rf"^[{_CJK_DIGITS}]{{1,3}}[、.．]\s*\S")),
+    ("circled", re.compile(r"^[\u2460-\u2473\u3251-\u325f]\s*\S")),
+    ("hangul-paren", re.compile(rf"^[(（]?[{_HANGUL_ORDER}][)）]\s*\S")),
+    ("hangul", re.compile(rf"^[{_HANGUL_ORDER}][.．]\s+\S")),
+    ("paren-digit", re.compile(r"^[(（]\d{1,3}[)）]\s*\S")),
+    ("digit-paren", re.compile(r"^\d{1,3}[)）]\s+\S")),
+    ("paren-roman", re.compile(r"^\((?:i{1,3}|iv|vi{0,3}|ix|xi{0,3})\)\s+\S")),
+    ("roman-paren", re.compile(r"^(?:i{1,3}|iv|vi{0,3}|ix|xi{0,3})\)\s+\S")),
+    ("paren-lower", re.compile(r"^\([a-z]\)\s+\S")),
+    ("lower-paren", re.compile(r"^[a-z]\)\s+\S")),
+    ("roman", re.compile(r"^(?:I{1,3}|IV|VI{0,3}|IX|XI{0,3})\.\s+\S")),
+)
+
+
+def numbering_scheme(text: str) -> str | None:
+    """Name of the numbering scheme a heading starts with, or None when it is not numbered.
+
+    Dotted decimals carry their depth ("2.3 Results" -> "dec2"), so the scheme
+    says how deep they nest on their own; the other schemes ("(1)", "1)", "a)",
+    "(a)", "(i)", "I.", "一、", "(一)", "第二章", "①", "가.", "A.1", "Chapter 4")
+    have no depth of their own: :func:`scheme_levels` places them by the order in
+    which the document nests them.
+    """
+    text = text.strip()
+    for name, pattern in _SCHEMES:
+        if m := pattern.match(text):
+            return f"{name}{m.group(1)}" if m.groups() else name
+    depth = numbering_depth(text)
+    if depth is None:
+        return None
+    if _NAMED.match(text):
+        return "named"
+    return f"dec{depth}" if _DOTTED.match(text) or _SECTION.match(text) else f"alpha{depth}"
+
+
+def _dotted_depth(scheme: str) -> int | None:
+    return int(scheme[3:]) if scheme.startswith("dec") else None
+
+
+def scheme_levels(schemes: Iterable[str]) -> dict[str, int]:
+    """Level of each numbering scheme, from the order the document nests them.
+
+    ``schemes`` are the schemes of the numbered headings in document order. As
+    with a word processor's multi-level list, a scheme already open continues at
+    its level (closing the deeper ones); a new scheme opens one level below the
+    current one; a dotted decimal closes every scheme opened under the shallower
+    decimal above it (or, without one, takes the place of the first deeper decimal).
+    Each scheme takes the level it holds most often, so a stray
+    ordering does not split siblings over two levels; a scheme used fewer than
+    :data:`MIN_SCHEME_UNITS` times is no level at all (a lone "(1)" on a cover).
+    """
+    seq = list(schemes)
+    counts = Counter(seq)
+    stack: list[str] = []
+    votes: dict[str, Counter[int]] = {}
+    for scheme in seq:
+        if counts[scheme] < MIN_SCHEME_UNITS:
+            continue
+        if scheme in stack:
+            del stack[stack.index(scheme) + 1 :]
+        else:
+            depth = _dotted_depth(scheme)
+            if depth is not None:
+                # "2.1" after "1.1.3": back up to the open decimal shallower than it.
+                dotted = [(i, _dotted_depth(s)) for i, s in enumerate(stack)]
+                shallower = [i for i, d in dotted if d is not None and d < depth]
+                deeper = [i for i, d in dotted if d is not None and d > depth]
+                if shallower:
+                    del stack[shallower[-1] + 1 :]
+                elif deeper:
+                    del stack[deeper[0] :]
+            stack.append(scheme)
+        votes.setdefault(scheme, Counter())[len(stack)] += 1
+    return {s: min(max(v, key=lambda d: (v[d], -d)), MAX_LEVEL) for s, v in votes.items()}
+
+
+def uses_nested_schemes(levels: Mapping[str, int]) -> bool:
+    """Return True when schemes other than dotted decimals take part in the nesting.
+
+    Documents numbered with dotted decimals only keep the depth of their numbers.
+    """
+    return any(not s.startswith(("dec", "alpha", "named")) for s in levels)
 
 
 def match_key(text: str) -> str:
@@ -128,14 +238,19 @@ class OutlineIndex:
     def __bool__(self) -> bool:
         return bool(self.by_page)
 
-    def match(self, text: str, page: int, consume: bool = True) -> int | None:
-        """Level of the outline entry matching ``text`` on ``page`` (or the page before)."""
+    def match(self, text: str, page: int, consume: bool = True, exact: bool = False) -> int | None:
+        """Level of the outline entry matching ``text`` on ``page`` (or the page before).
+
+        With ``exact`` the keys must be equal (no prefix match).
+        """
         key = match_key(text)
         if not key:
             return None
         for p in (page, page - 1):
             for i, (level, entry) in enumerate(self.by_page.get(p, ())):
-                if (p, i) in self._used or not keys_match(key, entry):
+                if (p, i) in self._used:
+                    continue
+                if not (key == entry if exact else keys_match(key, entry)):
                     continue
                 if consume:
                     self._used.add((p, i))
@@ -155,13 +270,25 @@ class HeadingModel:
     - ``style_levels``: level of each heading-capable style (rank or numbering).
     - ``outline_levels``: levels learnt for styles from matched outline entries.
     - ``title_style``: style of the document title (first page only), if any.
+    - ``scheme_levels``: level of each numbering scheme (:func:`scheme_levels`), set
+      when schemes other than dotted decimals nest in the document.
     """
+
+    def numbered_level(self, text: str) -> int | None:
+        """Level implied by the numbering of ``text`` (None when it is not numbered)."""
+        scheme = numbering_scheme(text)
+        if scheme is None:
+            return None
+        if scheme in self.scheme_levels:
+            return self.scheme_levels[scheme]
+        return numbering_depth(text)
 
     body_size: float
     style_levels: Mapping[Style, int]
     outline_levels: Mapping[Style, int]
     title_style: Style | None
     has_outline: bool
+    scheme_levels: Mapping[str, int] = field(default_factory=dict)
 
     def may_be_unlisted(self, text: str, style: Style) -> bool:
         """Return True when a heading may be missing from the outline (always without one).
@@ -191,9 +318,11 @@ class HeadingModel:
         Returns None for ordinary text.
         """
         plain = abs(style[0] - self.body_size) <= 0.5 and not style[1]
-        # Body-styled lines that repeat outline titles are tables of contents.
-        if outline and not plain:
-            level = outline.match(text, page)
+        # Body-styled lines that repeat outline titles are mostly tables of contents
+        # (whose lines carry page numbers or leaders), so a plain unit must repeat
+        # the title exactly, on the entry's own page.
+        if outline and not (plain and is_toc_entry(text)):
+            level = outline.match(text, page, exact=plain)
             if level is not None:
                 return "heading", min(level, MAX_LEVEL)
         if first_page and style == self.title_style:
@@ -207,7 +336,7 @@ class HeadingModel:
             return "heading", learnt
         if style not in self.style_levels:
             return None
-        depth = numbering_depth(text)
+        depth = self.numbered_level(text)
         level = depth if depth is not None else self.style_levels[style]
         return "heading", min(level, MAX_LEVEL)
 

@@ -23,7 +23,10 @@ from chunkweave.parsers.pdf_headings import (
     OutlineIndex,
     Style,
     numbering_depth,
+    numbering_scheme,
     rank_styles,
+    scheme_levels,
+    uses_nested_schemes,
 )
 from chunkweave.parsers.pdf_text import Line, extract_lines, join_lines
 
@@ -36,6 +39,16 @@ MIN_OUTLINE_ENTRIES = 3
 #: Heading candidates: at most this many lines / characters.
 MAX_HEADING_LINES = 3
 MAX_HEADING_CHARS = 200
+#: A regular (not bold) style this much larger than the body is a heading style
+#: when its units are short too (``MIN_SHAPED_SHARE``), e.g. 10 pt titles over 9 pt
+#: body; below ``DISPLAY_RATIO`` size alone is not enough.
+RAISED_RATIO = 1.05
+#: Share of a raised style's units that must be heading-shaped (short, no sentence end).
+MIN_SHAPED_SHARE = 0.9
+#: A raised style needs this many heading-shaped units (one is a stray, e.g. a quote).
+MIN_RAISED_UNITS = 2
+#: ... on this many pages: a front-matter block (affiliations) is on one page only.
+MIN_RAISED_PAGES = 2
 
 
 @dataclass(frozen=True)
@@ -126,9 +139,8 @@ def sample_document(
     total = sum(sizes.values()) or 1
 
     style_chars: Counter[Style] = Counter()
-    candidates: Counter[Style] = Counter()
-    first_page_only: dict[Style, bool] = {}
-    depths: dict[Style, Counter[int]] = {}
+    style_units: Counter[Style] = Counter()
+    shaped: list[tuple[int, Style, str]] = []
     outline_votes: dict[Style, Counter[int]] = {}
     for pno, lines, height in sampled:
         furn = furniture.classify(lines, height, body)
@@ -136,21 +148,41 @@ def sample_document(
         for ln in kept:
             style_chars[ln.style] += ln.chars
         for unit in heading_units(kept):
+            style_units[unit[0].style] += 1
             if not is_heading_shaped(unit):
                 continue
             style = unit[0].style
             text = join_lines([ln.text for ln in unit])
+            shaped.append((pno, style, text))
             if outline and not _plain_body(style, body):
                 level = outline.match(text, pno + 1, consume=False)
                 if level is not None:
                     outline_votes.setdefault(style, Counter())[level] += 1
-            if not _heading_capable(style, body):
-                continue
-            candidates[style] += 1
-            first_page_only[style] = first_page_only.get(style, True) and pno == 0
-            depth = numbering_depth(text)
-            if depth is not None:
-                depths.setdefault(style, Counter())[depth] += 1
+
+    shaped_count = Counter(style for _, style, _ in shaped)
+    shaped_pages = Counter(style for style, _ in {(st, pno) for pno, st, _ in shaped})
+    capable = {
+        style
+        for style in shaped_count
+        if _heading_capable(style, body)
+        or (
+            _raised_style(style, body, shaped_count[style], style_units[style])
+            and shaped_pages[style] >= MIN_RAISED_PAGES
+        )
+    }
+    heads = [(pno, style, text) for pno, style, text in shaped if style in capable]
+    schemes = scheme_levels(s for _, _, t in heads if (s := numbering_scheme(t)) is not None)
+    nested = schemes if uses_nested_schemes(schemes) else {}
+    candidates: Counter[Style] = Counter()
+    first_page_only: dict[Style, bool] = {}
+    depths: dict[Style, Counter[int]] = {}
+    for pno, style, text in heads:
+        candidates[style] += 1
+        first_page_only[style] = first_page_only.get(style, True) and pno == 0
+        scheme = numbering_scheme(text)
+        depth = nested.get(scheme, numbering_depth(text)) if scheme else None
+        if depth is not None:
+            depths.setdefault(style, Counter())[depth] += 1
 
     heading_styles = {
         s: n for s, n in candidates.items() if style_chars[s] <= MAX_HEADING_SHARE * total
@@ -165,6 +197,7 @@ def sample_document(
         title_style=title_style,
         # Trust the outline only when its titles are actually found in the text.
         has_outline=bool(outline) and sum(sum(v.values()) for v in outline_votes.values()) >= 2,
+        scheme_levels=nested,
     )
     profile = PdfProfile(
         headings=model, furniture=furniture, outline=outline, page_count=doc.page_count
@@ -180,6 +213,20 @@ def _plain_body(style: Style, body: float) -> bool:
 def _heading_capable(style: Style, body: float) -> bool:
     size, bold = style
     return size >= 1.12 * body or (bold and size >= 0.9 * body)
+
+
+def _raised_style(style: Style, body: float, shaped: int, units: int) -> bool:
+    """Return True for a regular style a little above body size used only for short units.
+
+    Size alone (``RAISED_RATIO``) is weak evidence; combined with units that are
+    almost all heading-shaped (``MIN_SHAPED_SHARE``) and seen more than once, it
+    marks a heading style set in a barely larger font.
+    """
+    return (
+        style[0] >= RAISED_RATIO * body
+        and shaped >= MIN_RAISED_UNITS
+        and shaped >= MIN_SHAPED_SHARE * units
+    )
 
 
 def _title_style(
