@@ -23,12 +23,16 @@ emphasis and escapes dropped, whitespace collapsed), for every system alike.
 Scopes: ``pdf`` (questions on the PDFs), ``docx`` (on the DOCX) and ``all``; a system is
 scored on a scope only when it handles every document in it (otherwise ``n/a``).
 ``findable`` counts the questions whose evidence is in some chunk of the right document
-at all: the evidence strings were copied from chunkweave's parse, so a peer whose
-extraction differs (hyphenation, ligatures, reading order) can lose a question before
-ranking; that column separates extraction from chunking.
+at all: the evidence strings of ``examples/qa`` were copied from chunkweave's parse (those
+of ``examples/qa_extra`` from PyMuPDF's plain text), so a system whose extraction differs
+(hyphenation, ligatures, reading order, a file its reader cannot open) can lose a question
+before ranking; that column separates extraction from chunking.
 
     bench/.venv-peers/bin/python -m bench.chunk_retrieval [--qa FILE] [--docs DIR]
         [--systems a,b] [--json bench/results/chunk_retrieval.json]
+
+The corpus-extra set: ``--qa examples/qa_extra/extra_qa.jsonl --docs ../shared/corpus-extra``
+(``examples/qa_extra/README.md``).
 """
 
 from __future__ import annotations
