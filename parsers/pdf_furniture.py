@@ -242,6 +242,7 @@ class FurnitureModel:
                 and self._in_header_slot(line, lines, body_size)
             ):
                 out[i] = band
+        out = _from_the_edge(lines, out)
         if page is not None:
             for i in self._continued(lines, page_height, body_size, page, outline, out):
                 out[i] = "top"
@@ -294,6 +295,30 @@ class FurnitureModel:
         slots = self.header_slots()
         slot = _slot(line)
         return any(slot + d in slots for d in (-1, 0, 1)) and _set_apart(line, lines, "top")
+
+
+def _from_the_edge(lines: Sequence[Line], found: dict[int, Band]) -> dict[int, Band]:
+    """Keep the furniture lines with nothing but furniture between them and their edge.
+
+    Running lines are the outermost text of a page: a candidate under a line of
+    body text (the cells of a table header repeated under each page's table title,
+    on a page with a tall top band) is that text's continuation, not furniture.
+    A page number in the bottom band is kept whatever lies below it: footers put
+    notices under the number that no rule here recognises on a single page.
+    """
+    body = [ln for j, ln in enumerate(lines) if j not in found]
+    kept: dict[int, Band] = {}
+    for i, band in found.items():
+        mid = (lines[i].bbox[1] + lines[i].bbox[3]) / 2
+        if band == "top":
+            beyond = any(ln.bbox[3] <= mid for ln in body)
+        elif is_page_number(lines[i].text):
+            beyond = False  # a footer's legal notice may sit under its page number
+        else:
+            beyond = any(ln.bbox[1] >= mid for ln in body)
+        if not beyond:
+            kept[i] = band
+    return kept
 
 
 def _title_like(text: str) -> bool:

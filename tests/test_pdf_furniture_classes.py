@@ -279,3 +279,24 @@ def test_a_title_repeated_under_the_header_of_continuation_pages_is_furniture(
     lines = extract_lines(page)
     furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size, page=pno)
     assert any(ln.text == "Input screen layout" for i, ln in enumerate(lines) if i in furniture)
+
+
+def test_a_table_header_repeated_under_each_page_title_stays_body(tmp_path: Path) -> None:
+    """Negative: repeated text in the top band under a body line is not a running line.
+
+    Each page has its own table title, then the same column headings, all within
+    the top band: the headings repeat, but body text lies between them and the edge.
+    """
+    titles = ["Retail sales of the northern stores", "Wholesale trade by district", "Payroll"]
+    titles += ["Employment in the harbour trades"]
+
+    def body(page: pymupdf.Page, n: int) -> None:
+        page.insert_text((72, 45), titles[n - 1], fontsize=10, fontname="hebo")
+        for x, cell in ((72, "Kind of business"), (300, "Sales"), (400, "Annual payroll")):
+            page.insert_text((x, 75), cell, fontsize=10)
+        _body(page, n)
+
+    path = _write(tmp_path / "tables.pdf", 4, lambda n: [], lambda n: [(str(n), 290)], body)
+    doc = _parse(path)
+    assert {t for _, t in _furniture(doc)} == {"1", "2", "3", "4"}
+    assert _body_texts(doc).count("Annual payroll") == 4
