@@ -19,6 +19,14 @@ the outermost lines there, and either
 
 "Set apart" compares a line with the text on its page side: a line whose box
 touches the next one (tight leading) is part of the text, however small its font.
+Furniture is the outermost text of its band: a candidate with body text between
+it and the edge is body (a table's column headings repeated under each page's
+table title), except a bottom-band page number (notices may follow it).
+
+Given the page (and the outline), a *stacked* row is furniture too: one title
+line set close under the header furniture, in the same place on the page before
+(an exhibit's title repeated under "Exhibit 3 (Cont. 2)"), unless the outline
+lists it on this page, where a new section of the same name starts.
 
 Outside the bands, only a bare page number or a document code ("REDP-5110-00",
 "SF-424") qualifies: the outermost line of the page, alone on its row, well apart
