@@ -82,6 +82,22 @@ _STRIP_NUMBER = re.compile(
 _NON_ALNUM = re.compile(r"[\W_]+")
 
 
+_BARE_LABEL = re.compile(
+    r"^(?:(?:chapter|part|appendix|kapitel|chapitre|teil)\s+(?:[0-9]{1,3}|[ivxlc]{1,6}|[a-z])"
+    r"|第[一二三四五六七八九十百\d]{1,4}[章部篇编編])[.:]?$",
+    re.IGNORECASE,
+)
+
+
+def is_bare_label(text: str) -> bool:
+    """Return True for a numbering label with no title ("Chapter 2", "Part IV", "第三章").
+
+    Books often print the label on a line of its own above the chapter title; the
+    title then belongs to the label's level.
+    """
+    return bool(_BARE_LABEL.match(text.strip()))
+
+
 def numbering_depth(text: str) -> int | None:
     """Depth implied by a heading's numbering, or None when it is not numbered.
 

@@ -12,6 +12,7 @@ page loop does not extract those pages a second time.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from chunkweave.parsers.pdf_headings import (
     HeadingModel,
     OutlineIndex,
     Style,
+    is_bare_label,
     numbering_depth,
     numbering_scheme,
     rank_styles,
@@ -49,6 +51,9 @@ MIN_SHAPED_SHARE = 0.9
 MIN_RAISED_UNITS = 2
 #: ... on this many pages: a front-matter block (affiliations) is on one page only.
 MIN_RAISED_PAGES = 2
+#: ... and this share of its units must be followed by a body paragraph (two or more
+#: body-style lines): a heading introduces text, a row of glyph samples does not.
+MIN_BODY_AFTER_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,7 @@ def sample_document(
 
     style_chars: Counter[Style] = Counter()
     style_units: Counter[Style] = Counter()
+    body_after: Counter[Style] = Counter()
     shaped: list[tuple[int, Style, str]] = []
     outline_votes: dict[Style, Counter[int]] = {}
     for pno, lines, height in sampled:
@@ -147,8 +153,11 @@ def sample_document(
         kept = [ln for i, ln in enumerate(lines) if i not in furn]
         for ln in kept:
             style_chars[ln.style] += ln.chars
-        for unit in heading_units(kept):
+        units = heading_units(kept)
+        for unit, after in itertools.zip_longest(units, units[1:]):
             style_units[unit[0].style] += 1
+            if after is not None and _plain_body(after[0].style, body) and len(after) > 1:
+                body_after[unit[0].style] += 1
             if not is_heading_shaped(unit):
                 continue
             style = unit[0].style
@@ -168,6 +177,7 @@ def sample_document(
         or (
             _raised_style(style, body, shaped_count[style], style_units[style])
             and shaped_pages[style] >= MIN_RAISED_PAGES
+            and body_after[style] >= MIN_BODY_AFTER_SHARE * shaped_count[style]
         )
     }
     heads = [(pno, style, text) for pno, style, text in shaped if style in capable]
@@ -183,6 +193,16 @@ def sample_document(
         depth = nested.get(scheme, numbering_depth(text)) if scheme else None
         if depth is not None:
             depths.setdefault(style, Counter())[depth] += 1
+    # A title printed under a bare label ("Chapter 2" / "Getting started") is at
+    # the label's level: vote that depth for the title's style.
+    for (pno, _, label), (next_pno, style, text) in itertools.pairwise(shaped):
+        if (
+            next_pno == pno
+            and style in capable
+            and is_bare_label(label)
+            and numbering_scheme(text) is None
+        ):
+            depths.setdefault(style, Counter())[numbering_depth(label) or 1] += 1
 
     heading_styles = {
         s: n for s, n in candidates.items() if style_chars[s] <= MAX_HEADING_SHARE * total

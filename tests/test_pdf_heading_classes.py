@@ -17,6 +17,7 @@ from chunkweave.parsers import ParseOptions, parse_document
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf_headings import (
     HeadingModel,
+    is_bare_label,
     match_key,
     numbering_scheme,
     scheme_levels,
@@ -51,6 +52,15 @@ WORDS = [
 
 SECTIONS = {1: "Scope of the review", 2: "Funding and costs"}
 CHAPTERS = {1: "Early printing presses", 2: "Broadcast radio licences"}
+CHAPTER_TITLES = {1: "Getting started", 2: "Building the package", 3: "Uploading it"}
+SECTION_TITLES = {
+    3: "Tools you need",
+    4: "Where to ask",
+    5: "Choosing a program",
+    6: "Naming the package",
+    7: "Signing the upload",
+    8: "After the upload",
+}
 ENTRIES = {
     4: "Movable type",
     5: "Paper mills",
@@ -197,7 +207,11 @@ def _cjk_report(path: Path) -> None:
         page.insert_text((72, y), f"{sec}、{name}", fontsize=14, fontname="china-s")
         for sub in ("一", "二", "三"):
             n += 1
-            body = "".join(chars[(n * 5 + i * 7) % len(chars)] for i in range(60)) + "。"
+            body = (
+                "".join(chars[(n * 5 + i * 7) % len(chars)] for i in range(50))
+                + "。"
+                + "".join(chars[(n * 3 + i * 5) % len(chars)] for i in range(50))
+            )
             y = _body(page, y + 26, "china-s", body)
             page.insert_text((72, y), f"（{sub}）{name}细目", fontsize=11, fontname="china-s")
         y = _body(page, y + 20, "china-s", body[::-1])
@@ -260,3 +274,35 @@ def test_lowest_outline_entries_become_headings(tmp_path: Path, mode: str) -> No
     for el in body:
         assert el.heading_path
     assert sum(len(e.heading_path) == 2 for e in body) >= 6
+
+
+def test_bare_chapter_labels() -> None:
+    assert is_bare_label("Chapter 2") and is_bare_label("PART IV") and is_bare_label("第三章")
+    assert not is_bare_label("Chapter 2 Getting started")
+    assert not is_bare_label("Chapter")
+
+
+def _labelled_book(path: Path) -> None:
+    """Chapters printed as a bold "Chapter N" label above a larger regular title."""
+    doc = pymupdf.open()
+    for chap in (1, 2, 3):
+        page = doc.new_page()
+        page.insert_text((72, 180), f"Chapter {chap}", fontsize=24, fontname="hebo")
+        page.insert_text((72, 220), CHAPTER_TITLES[chap], fontsize=20)
+        y = _body(page, 260)
+        for sec in (1, 2):
+            page.insert_text(
+                (72, y + 12), f"{chap}.{sec} {SECTION_TITLES[chap * 2 + sec]}", fontsize=14
+            )
+            y = _body(page, y + 36)
+    doc.save(path)
+
+
+def test_title_under_a_bare_label_takes_the_labels_level(tmp_path: Path) -> None:
+    path = tmp_path / "labelled.pdf"
+    _labelled_book(path)
+    levels = {h.text: h.level for h in _headings(path)}
+    titles = {levels.get(t) for t in CHAPTER_TITLES.values()}
+    sections = {lv for t, lv in levels.items() if t[:1].isdigit()}
+    assert titles == {1}, levels
+    assert sections == {2}, levels
