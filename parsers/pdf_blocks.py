@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 
 from chunkweave.parsers.elements import Element, ElementType
 from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
-from chunkweave.parsers.pdf_headings import HeadingModel, OutlineIndex, numbering_depth
+from chunkweave.parsers.pdf_headings import (
+    HeadingModel,
+    OutlineIndex,
+    numbering_depth,
+    numbering_scheme,
+)
 from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
 from chunkweave.parsers.pdf_text import BBox, Line, join_lines
 
@@ -166,8 +171,8 @@ def _numbered_title(text: str, unit: list[Line], ctx: PageContext) -> bool:
     An enumerator also opens list items; a numbered unit is a title candidate
     (still subject to the heading model) when the outline lists it on its page, or
     when it is one line without sentence punctuation at its end set apart by its
-    font: wholly bold or in a heading style of the document (not the title's: a
-    numbered line on a cover, like a patent's "(19)" field, is a field label).
+    font: wholly bold, or in a heading style of the document with a numbering
+    scheme the document nests its headings by (:attr:`HeadingModel.scheme_levels`).
     List items run on in the body font.
     """
     if _BULLET.match(text) or len(unit) > 1:
@@ -175,8 +180,11 @@ def _numbered_title(text: str, unit: list[Line], ctx: PageContext) -> bool:
     if ctx.outline is not None and ctx.outline.match(text, ctx.page, consume=False) is not None:
         return True
     line = unit[0]
-    set_apart = line.bold or line.style in ctx.headings.style_levels
-    return set_apart and not text.rstrip().endswith((".", ",", ";", ":"))
+    model = ctx.headings
+    # A regular-weight numbered line needs a heading style and a numbering scheme
+    # the document uses for headings: "1. item" in a larger list font is a list.
+    learnt = line.style in model.style_levels and numbering_scheme(text) in model.scheme_levels
+    return (line.bold or learnt) and not text.rstrip().endswith((".", ",", ";", ":"))
 
 
 def _is_caption(text: str, unit: list[Line], body: float) -> bool:

@@ -358,7 +358,9 @@ class HeadingModel:
 
 
 def rank_styles(
-    candidates: Mapping[Style, int], numbered_depths: Mapping[Style, Mapping[int, int]]
+    candidates: Mapping[Style, int],
+    numbered_depths: Mapping[Style, Mapping[int, int]],
+    body_size: float | None = None,
 ) -> dict[Style, int]:
     """Assign a level to each heading style.
 
@@ -368,7 +370,9 @@ def rank_styles(
     by a single unit at the size of a bold heading style takes that style's level:
     one unit (a subtitle, a tagline) is not a level of the hierarchy, and ranking
     it as one would push every smaller heading a level too deep. Any other style
-    sits one level below the deepest larger style.
+    sits one level below the deepest larger style. So does a body-size style
+    (given ``body_size``) below larger heading styles whatever its numbering: a
+    bold "1. Step" in body text is a run-in label or a list step, not a chapter.
     """
     ranked = sorted(candidates, key=lambda s: (-s[0], not s[1]))
     levels: dict[Style, int] = {}
@@ -376,7 +380,8 @@ def rank_styles(
     for style in ranked:
         votes = numbered_depths.get(style)
         bold_twin = (style[0], True)
-        if votes:
+        body_sized = body_size is not None and abs(style[0] - body_size) <= 0.5
+        if votes and not (body_sized and levels):
             level = max(votes, key=lambda d: (votes[d], -d))
         elif not style[1] and candidates[style] == 1 and bold_twin in levels:
             level = levels[bold_twin]

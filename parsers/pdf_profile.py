@@ -212,7 +212,7 @@ def sample_document(
         heading_styles.pop(title_style, None)
     model = HeadingModel(
         body_size=body,
-        style_levels=rank_styles(heading_styles, depths),
+        style_levels=rank_styles(heading_styles, depths, body),
         outline_levels={s: max(v, key=lambda d: (v[d], -d)) for s, v in outline_votes.items()},
         title_style=title_style,
         # Trust the outline only when its titles are actually found in the text.
