@@ -62,7 +62,8 @@ def start(run: DocRun, task: Task, chunks: list[Chunk], *, pages: int) -> dict[s
     for i, part in enumerate(parts):
         pipe.set(f"{base}:slice:{i}", zlib.compress(_CHUNKS.dump_json(part)), ex=ttl)
     pipe.set(f"{base}:keep", zlib.compress(_UUIDS.dump_json(keep)), ex=ttl)
-    pipe.hset(f"{base}:meta", mapping={"token": token, "pages": pages, "existed": int(existed)})
+    meta = {"token": token, "pages": pages, "existed": int(existed), "slices": len(parts)}
+    pipe.hset(f"{base}:meta", mapping=meta)
     pipe.expire(f"{base}:meta", ttl)
     pipe.execute()
     run.running(stage=f"embedding {len(parts)} slices", progress=0.5)
@@ -162,5 +163,7 @@ def commit_document(task: Task, run: DocRun, *, sha1: str) -> dict[str, Any]:
     )
     drop_lease(rt.redis, doc_id, meta["token"])
     result = run.done(outcome)
-    rt.redis.delete(*(k for k in rt.redis.scan_iter(f"{base}:*")))
+    # By name: a SCAN of the keyspace would cost more the more keys Redis holds.
+    slices = (f"{base}:slice:{i}" for i in range(int(meta.get("slices", 0))))
+    rt.redis.delete(*slices, f"{base}:keep", f"{base}:meta", f"{base}:done", f"{base}:counts")
     return result
