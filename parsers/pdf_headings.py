@@ -51,6 +51,8 @@ MAX_LEVEL = 9
 DISPLAY_RATIO = 1.12
 #: A numbering scheme must number this many headings to be a level of its own.
 MIN_SCHEME_UNITS = 2
+#: Share of a style's heading units that must be numbered for the numbering to set its level.
+MIN_NUMBERED_SHARE = 0.25
 #: Consecutive same-level un-numbered headings from this many on are labels.
 MIN_LABEL_RUN = 3
 #: Text units up to this many characters between a figure caption and the body
@@ -366,7 +368,9 @@ def rank_styles(
 
     ``candidates`` counts the heading-shaped units of each style. Styles are
     ranked largest first (bold before regular at equal size). A style whose
-    numbered headings mostly share a depth takes that depth. A regular style used
+    numbered headings mostly share a depth takes that depth, when at least
+    :data:`MIN_NUMBERED_SHARE` of its units are numbered (a few numbered steps in a
+    style of un-numbered section titles say nothing about its level). A regular style used
     by a single unit at the size of a bold heading style takes that style's level:
     one unit (a subtitle, a tagline) is not a level of the hierarchy, and ranking
     it as one would push every smaller heading a level too deep. Any other style
@@ -381,7 +385,9 @@ def rank_styles(
         votes = numbered_depths.get(style)
         bold_twin = (style[0], True)
         body_sized = body_size is not None and abs(style[0] - body_size) <= 0.5
-        if votes and not (body_sized and levels):
+        numbered = sum(votes.values()) if votes else 0
+        trusted = numbered >= MIN_NUMBERED_SHARE * candidates[style]
+        if votes and trusted and not (body_sized and levels):
             level = max(votes, key=lambda d: (votes[d], -d))
         elif not style[1] and candidates[style] == 1 and bold_twin in levels:
             level = levels[bold_twin]
