@@ -223,7 +223,9 @@ def _route(
 
 
 def _outside_furniture(lines: list[Line], page: pymupdf.Page, profile: PdfProfile) -> list[Line]:
-    furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size)
+    furniture = profile.furniture.classify(
+        lines, page.rect.height, profile.body_size, page=page.number, outline=profile.outline
+    )
     return [ln for i, ln in enumerate(lines) if i not in furniture]
 
 
@@ -269,7 +271,9 @@ def parse_page(
         tables += [t.element for t in find_text_tables(page, ctx.page, missed)]
     # Table cells near the page edge are not running headers or footers.
     lines = _outside(lines, tables)
-    furniture = profile.furniture.classify(lines, page.rect.height, profile.body_size)
+    furniture = profile.furniture.classify(
+        lines, page.rect.height, profile.body_size, page=ctx.page - 1, outline=profile.outline
+    )
     body = [ln for i, ln in enumerate(lines) if i not in furniture]
     # On a scanned page the images are the text just read, not figures.
     figures = [] if scanned else _figures(page, ctx.page, boxes, bool(body))
