@@ -108,9 +108,11 @@ class GroundTruth:
 # --------------------------------------------------------------------------- text
 
 
+_SPELLED = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 _NUMBERING = re.compile(
     r"^(?:(?:chapter|section|appendix|part)\s+)?"
-    r"(?:[0-9]+(?:[.-][0-9]+)*\.?|[A-Z](?:\.[0-9]+)+\.?|[ivxlc]+\.)\s+",
+    r"(?:[0-9]+(?:[.-][0-9]+)*\.?|[A-Z](?:\.[0-9]+)+\.?|[ivxlc]+\.|(?-i:[IVX]{1,5})"
+    rf"|(?<=chapter )(?:{_SPELLED})\b|(?<=part )(?:{_SPELLED})\b)[:.]?\s+",
     re.IGNORECASE,
 )
 _MD_NOISE = re.compile(r"<!--.*?-->|[*_`~]+|\\(?=[^\w\s])", re.DOTALL)
@@ -131,9 +133,10 @@ def normalize_text(text: str) -> str:
 def normalize_heading(text: str) -> str:
     """Return the comparable form of a heading.
 
-    Leading section numbering ("2.3.1", "A.1", "Chapter 4", exhibit numbers such as
-    "2.3.59-12") is removed, since DOCX numbering lives outside the text and some
-    PDFs print it in a block of its own, then :func:`normalize_text` applies.
+    Leading section numbering ("2.3.1", "A.1", "Chapter 4", "Chapter One:", roman
+    "II." or upper-case "II", exhibit numbers such as "2.3.59-12") is removed, since
+    DOCX numbering lives outside the text and some PDFs print it in a block of its
+    own, then :func:`normalize_text` applies.
     """
     text = _MD_NOISE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lstrip("#").strip()
     return normalize_text(_NUMBERING.sub("", text))

@@ -71,7 +71,8 @@ class Tally:
     h_tp: int = 0
     h_pred: int = 0
     h_gt: int = 0
-    level_pairs: list[tuple[int, int]] = field(default_factory=list)
+    level_ok: float = 0.0
+    level_n: int = 0
     t_tp: int = 0
     t_pred: int = 0
     t_gt: int = 0
@@ -95,7 +96,13 @@ class Tally:
                 self.h_gt + hs.n_gt,
             )
             if gt.levels_informative:
-                self.level_pairs.extend(hs.level_pairs)
+                # Ranked per document (a system's level offsets differ from one
+                # document to the next; pooled, they would count as errors).
+                pairs = [(g, p) for g, p in hs.level_pairs if g != 0]
+                acc = level_accuracy(pairs)
+                if acc is not None:
+                    self.level_ok += acc * len(pairs)
+                    self.level_n += len(pairs)
         if gt.tables_known:
             ts = match_tables(items, gt.tables)
             self.t_tp += ts.tp
@@ -132,8 +139,8 @@ class Tally:
             "heading_recall": hr,
             "heading_f1": hf,
             "heading_counts": [self.h_tp, self.h_pred, self.h_gt],
-            "level_accuracy": level_accuracy(self.level_pairs),
-            "level_pairs": len(self.level_pairs),
+            "level_accuracy": self.level_ok / self.level_n if self.level_n else None,
+            "level_pairs": self.level_n,
             "table_precision": tp if self.t_pred or self.t_gt else None,
             "table_recall": tr if self.t_gt else None,
             "table_shape": self.t_shape / self.t_tp if self.t_tp else None,

@@ -65,6 +65,12 @@ def test_normalize_text_drops_markdown_noise_and_case() -> None:
         ("2.3.59-12 Command Code Entity Display", "command code entity display"),
         ("3-9 Creating a mask", "creating a mask"),
         ("Run-time options", "run time options"),
+        ("II Basics", "basics"),
+        ("II. BASICS", "basics"),
+        ("CHAPTER ONE: Creators", "creators"),
+        ("Chapter 1: Creators", "creators"),
+        ("Civil rights", "civil rights"),
+        ("One more thing", "one more thing"),
     ],
 )
 def test_normalize_heading_strips_numbering(raw: str, expected: str) -> None:
@@ -426,3 +432,20 @@ def test_running_line_proxy_counts_edge_repeats_and_page_numbers() -> None:
     ]
     assert running_line_leaks(labelled)[0] == 20
     assert running_line_leaks([Item("text", "Unique", page=1)]) == (0, 1)
+
+
+def test_level_accuracy_is_ranked_per_document() -> None:
+    from bench.groundtruth import GroundTruth
+    from bench.parse_quality import Tally
+
+    def doc(levels: list[int], shift: int) -> tuple[GroundTruth, list[Item]]:
+        gt = GroundTruth(doc=Path("x.pdf"), source="outline")
+        gt.headings = [GtHeading(f"Heading {i}", lv, None) for i, lv in enumerate(levels)]
+        return gt, [heading(f"Heading {i}", lv + shift) for i, lv in enumerate(levels)]
+
+    tally = Tally()
+    # Two documents, each with a right hierarchy at its own offset: both right.
+    for levels, shift in (([1, 2, 2], 0), ([1, 1, 2], 1)):
+        tally.add(*doc(levels, shift))
+    assert tally.row()["level_accuracy"] == 1.0
+    assert tally.row()["level_pairs"] == 6
