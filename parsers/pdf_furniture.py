@@ -233,7 +233,8 @@ class FurnitureModel:
 
         With ``page`` (0-based, as given to :meth:`observe`) the continued rows of a
         stacked header are found too (see :meth:`_continued`); ``outline`` keeps
-        the titles it lists on this page out of them.
+        the titles it lists on this page out of them, and out of furniture at all
+        (see :func:`_listed_titles`).
         """
         out: dict[int, Band] = {}
         body_top = min((ln.bbox[1] for ln in lines), default=0.0)
@@ -251,6 +252,9 @@ class FurnitureModel:
             ):
                 out[i] = band
         out = _from_the_edge(lines, out)
+        if page is not None and outline is not None and out:
+            for i in _listed_titles(lines, out, outline.by_page.get(page + 1, [])):
+                del out[i]
         if page is not None:
             for i in self._continued(lines, page_height, body_size, page, outline, out):
                 out[i] = "top"
@@ -403,3 +407,25 @@ def _lone_small_header(line: Line, lines: Sequence[Line], body_size: float, top:
         return False
     inner, _ = _gaps(line, lines, "top")
     return not inner or min(inner) > 0.8 * line.height
+
+
+def _listed_titles(
+    lines: Sequence[Line], found: dict[int, Band], keys: Sequence[tuple[int, str]]
+) -> list[int]:
+    """Return the furniture lines that are this page's outline titles, exactly.
+
+    A title the outline points at on this page is the section's heading even where
+    it sits like a running header (same place on every page, only a number
+    changing: "Figure 2", "Figure 3"). A running header that merely repeats the
+    title printed below it stays furniture: only a title with no other line of the
+    page matching it is given back.
+    """
+    if not keys:
+        return []
+    listed = {key for _, key in keys}
+    by_key: dict[str, list[int]] = {}
+    for i, ln in enumerate(lines):
+        key = match_key(ln.text)
+        if key in listed:
+            by_key.setdefault(key, []).append(i)
+    return [ix[0] for ix in by_key.values() if len(ix) == 1 and ix[0] in found]

@@ -300,3 +300,33 @@ def test_a_table_header_repeated_under_each_page_title_stays_body(tmp_path: Path
     doc = _parse(path)
     assert {t for _, t in _furniture(doc)} == {"1", "2", "3", "4"}
     assert _body_texts(doc).count("Annual payroll") == 4
+
+
+def _figures_with_outline(path: Path, header: bool) -> Path:
+    """Six pages, each opening with its own title ("Drawing N") where running headers sit.
+
+    With ``header`` every page also carries a running line repeating the book title
+    above it, so the titles are not the outermost text of their band.
+    """
+    doc = pymupdf.open()
+    toc = []
+    for n in range(1, 7):
+        page = doc.new_page(width=WIDTH, height=HEIGHT)
+        if header:
+            page.insert_text((72, 40), "Utility patent application", fontsize=9)
+        page.insert_text((72, 60), f"Drawing {n}", fontsize=10, fontname="hebo")
+        _body(page, n)
+        toc.append([1, f"Drawing {n}", n])
+    doc.set_toc(toc)
+    doc.save(path)
+    return path
+
+
+def test_a_title_the_outline_lists_on_its_page_is_never_furniture(tmp_path: Path) -> None:
+    """Same place on every page, only its number changing: a running line, but listed."""
+    for header in (False, True):
+        doc = _parse(_figures_with_outline(tmp_path / f"drawings{header}.pdf", header))
+        headings = {(e.page, e.text) for e in doc.elements if e.is_heading}
+        assert headings == {(n, f"Drawing {n}") for n in range(1, 7)}, header
+        if header:
+            assert {t for _, t in _furniture(doc)} == {"Utility patent application"}
