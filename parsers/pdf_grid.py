@@ -17,11 +17,15 @@ separated by wide gaps:
    labels are centred over the columns rather than aligned with them.
 
 It is cheap (pure Python over lines already extracted) and conservative: fewer
-than ``MIN_ROWS`` multi-piece rows or ``MIN_COLS`` columns yield nothing.
+than ``MIN_ROWS`` multi-piece rows or ``MIN_COLS`` columns yield nothing, and a
+panel drawn with characters (``|``, ``+-----+``: :func:`drawn_in_text`) is no
+table. Tables of figures whose columns the visual lines hide are
+``chunkweave.parsers.pdf_spaced``'s.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -159,10 +163,39 @@ def _build(
         else:
             grid.append(cells)
     rows = tuple(tuple(r) for r in grid)
+    if drawn_in_text(rows):
+        return None
     first = header or run[0]
     header_rows = 1 if all(ln.bold or ln.text.isupper() for ln in first) and len(rows) > 1 else 0
     pieces = [*header, *(ln for r in run for ln in r)]
     return table_from_lines(pieces, rows, header_rows, page_no)
+
+
+#: Share of cells starting or ending in a frame character that makes a drawing.
+FRAMED_SHARE = 0.25
+_BOX = re.compile(r"^[|+\-=_*#]+$")
+_CORNER = re.compile(r"\+-{3,}|-{3,}\+")
+
+
+def drawn_in_text(rows: Sequence[Sequence[str]]) -> bool:
+    """Tell whether a grid is a screen or box drawn with characters, not a table.
+
+    Manuals show terminal panels in monospaced type, framed with ``|`` and
+    ``+-----+``; their words line up in columns like a table's. A column made of
+    frame characters, box corners in two cells, or a quarter of the cells
+    starting or ending with a frame character gives the drawing away.
+    """
+    if sum(1 for r in rows for c in r if _CORNER.search(c)) >= 2:
+        return True
+    filled = [c for r in rows for c in r if c]
+    framed = sum(1 for c in filled if c[0] in "|+" or c[-1] in "|+")
+    if framed >= max(2, FRAMED_SHARE * len(filled)):
+        return True
+    for col in zip(*rows, strict=False):
+        filled = [c for c in col if c]
+        if len(filled) >= MIN_ROWS and sum(1 for c in filled if _BOX.match(c)) >= 0.8 * len(filled):
+            return True
+    return False
 
 
 def table_from_lines(

@@ -36,6 +36,8 @@ _REF = r"(?:[0-9]{1,5}|[ivxlcdm]{1,7})(?:\s*[,–-]\s*(?:[0-9]{1,5}|[ivxlcdm]{1,
 _DOTS = r"(?:(?:[.·]\s*){2,}|(?:…\s*)+)"
 _LEADER = re.compile(rf"^(?P<entry>.*?\S)\s*{_DOTS}(?P<ref>{_REF})?$", re.IGNORECASE)
 _REF_ONLY = re.compile(rf"^{_REF}$", re.IGNORECASE)
+# A piece of figures: "9,739", "0.9", "– 14.1", "(X)".
+_NUMBERS = re.compile(r"^[-–—(X)\s]*\d[\d.,%\s–-]*$")
 
 
 @dataclass
@@ -72,7 +74,25 @@ def _leader_rows(lines: Sequence[Line]) -> dict[int, _Row]:
                 row.bbox = _union(row.bbox, ln.bbox)
                 row.lines.append(j)
                 break
-    return {i: r for i, r in rows.items() if r.ref and r.entry}
+    return {i: r for i, r in rows.items() if r.ref and r.entry and not _more_numbers(r, lines)}
+
+
+def _more_numbers(row: _Row, lines: Sequence[Line]) -> bool:
+    """Tell whether another number follows the reference on its row: a table of figures.
+
+    A statistical table sets its row labels with leaders too ("Robbery . . . 726
+    989"); a page reference is the last thing on its row (a second column of
+    contents entries to its right starts with text).
+    """
+    y0, y1 = row.bbox[1], row.bbox[3]
+    return any(
+        j not in row.lines
+        and ln.bbox[0] >= row.bbox[2] - 1
+        and ln.bbox[1] < y1
+        and ln.bbox[3] > y0
+        and _NUMBERS.match(ln.text.strip())
+        for j, ln in enumerate(lines)
+    )
 
 
 def find_leader_tables(lines: Sequence[Line], page_no: int) -> list[Element]:

@@ -57,6 +57,7 @@ from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_page, tessdata_dir
 from chunkweave.parsers.pdf_order import column_count, reading_order
 from chunkweave.parsers.pdf_pairs import find_pair_tables
 from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, PdfProfile
+from chunkweave.parsers.pdf_spaced import find_spaced_tables
 from chunkweave.parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
 from chunkweave.parsers.pdf_text import BBox, Line, extract_lines
 
@@ -255,6 +256,7 @@ def parse_page(
     rules = has_table_rules(page)
     tables = [t.element for t in find_ruled_tables(page, ctx.page)] if rules else []
     tables += find_leader_tables(_outside(lines, tables), ctx.page)
+    tables += find_spaced_tables(page, _outside(lines, tables), ctx.page)
     if aligned_grid(lines):
         tables += find_grid_tables(_outside(lines, tables), ctx.page)
     tables += find_pair_tables(_outside(lines, tables), ctx.page)

@@ -16,7 +16,8 @@ two-column paper looks like, so the test is strict:
    lines, so a wide value column whose lines mostly reach its full width is
    rejected (a margin heading column beside body text);
 4. no key is a list marker or footnote number, and the values are not code
-   comments (``# ...``, ``// ...``) beside code.
+   comments (``# ...``, ``// ...``) beside code;
+5. the rows are not a panel drawn with ``|`` and ``+---+`` (``pdf_grid.drawn_in_text``).
 
 The first row is a header when it is bold or upper case, or set in another font
 kind (plain above monospaced keys).
@@ -28,7 +29,7 @@ import re
 from collections.abc import Sequence
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_grid import table_from_lines, visual_rows
+from chunkweave.parsers.pdf_grid import drawn_in_text, table_from_lines, visual_rows
 from chunkweave.parsers.pdf_text import Line
 
 MIN_ROWS = 3
@@ -120,6 +121,8 @@ def _build(run: list[list[Line]], page_no: int) -> Element | None:
     if _prose(values, value_x):
         return None
     rows = tuple((r[0].text.strip(), " ".join(v.text.strip() for v in r[1:])) for r in run)
+    if drawn_in_text(rows):
+        return None
     head = run[0][:2]
     body = [ln for r in run[1:] for ln in r[:1]]
     header = int(

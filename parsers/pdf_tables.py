@@ -3,10 +3,12 @@
 ``find_tables`` is expensive, so it only runs on pages with ruling evidence
 (:func:`has_table_rules`) or when the layout model saw a table. Every
 detected grid is validated (at least 2x2, mostly filled, not a boxed paragraph,
-not the whole page) and its cell text is rebuilt from the page's words, because
-PyMuPDF's own cell text drops spaces on PDFs that position words without space
-characters. The result is one ``table`` element per table with ``rows`` and
-``header_rows``.
+not the whole page, no columns merged into one cell: a table ruled in one
+direction only leaves ``find_tables`` to guess its columns, and a grid that got
+them wrong is left to the whitespace detectors) and its cell text is rebuilt from
+the page's words, because PyMuPDF's own cell text drops spaces on PDFs that
+position words without space characters. The result is one ``table`` element per
+table with ``rows`` and ``header_rows``.
 """
 
 from __future__ import annotations
@@ -18,10 +20,21 @@ from dataclasses import dataclass
 import pymupdf
 
 from chunkweave.parsers.elements import Element, table_text
+from chunkweave.parsers.pdf_spaced import mostly_vertical, sideways_tables
 from chunkweave.parsers.pdf_text import BBox, clean_text
 
 #: A table whose cells average more characters than this is a text box.
 MAX_MEAN_CELL_CHARS = 160
+
+#: Rows with a column gap inside a cell before a grid is taken to have merged columns.
+MIN_MERGED_ROWS = 3
+#: A gap this many word heights wide inside a cell line is a column gap.
+CELL_GAP = 1.0
+#: ... when at least this share of the grid's text lines shows one.
+MERGED_SHARE = 0.3
+#: A last row of one cell this long (characters), among short cells, is text below
+#: the table that the grid swallowed.
+SWALLOWED_CHARS = 200
 
 # A cell holding only a list marker: a bullet glyph, "1.", "(a)", "iv)".
 _MARKER = re.compile(r"^(?:[•●○◦▪▫■□‣⁃∙·\-–—*]|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)])$", re.I)
@@ -106,10 +119,27 @@ def _is_grid(
 
 
 def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
-    """Detect, validate and extract the ruled tables of a page (lines strategy)."""
-    return _extract(
-        page, page_no, [t for t in _safe_find(page, use_layout=False) if _valid_shape(t)]
+    """Detect, validate and extract the ruled tables of a page (lines strategy).
+
+    On a page set sideways (a landscape table turned on a portrait page) the grid
+    comes out transposed, its rows the table's columns; where the page read in its
+    text's frame (``chunkweave.parsers.pdf_spaced.sideways_tables``) yields a
+    table, the grid is left to it.
+    """
+    tables = _extract(
+        page,
+        page_no,
+        [t for t in _safe_find(page, use_layout=False) if _valid_shape(t)],
+        gaps=True,
     )
+    if tables and mostly_vertical(page.get_text("words", flags=pymupdf.TEXT_MEDIABOX_CLIP)):
+        turned = [t.bbox for t in sideways_tables(page, page_no) or () if t.bbox]
+        tables = [t for t in tables if not any(_overlaps(t.bbox, b) for b in turned)]
+    return tables
+
+
+def _overlaps(a: BBox, b: BBox) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def find_text_tables(page: pymupdf.Page, page_no: int, regions: Sequence[BBox]) -> list[PageTable]:
@@ -121,17 +151,27 @@ def find_text_tables(page: pymupdf.Page, page_no: int, regions: Sequence[BBox]) 
     return _extract(page, page_no, grids)
 
 
-def _extract(page: pymupdf.Page, page_no: int, grids: list) -> list[PageTable]:
+def _extract(page: pymupdf.Page, page_no: int, grids: list, gaps: bool = False) -> list[PageTable]:
+    """Rebuild and validate the grids' cells.
+
+    ``gaps``: drop grids whose cells hold column gaps (:func:`_gapped_rows`).
+    """
     if not grids:
         return []
     words = page.get_text("words", flags=pymupdf.TEXT_MEDIABOX_CLIP)
     out: list[PageTable] = []
     for t in grids:
+        if gaps and _gapped_rows(t, words) >= MIN_MERGED_ROWS:
+            continue
         rows = _rows_from_words(t, words)
-        if not _valid_content(rows, t.bbox, page.rect):
+        x0, y0, x1, y1 = (float(v) for v in t.bbox)
+        if len(rows) == len(t.rows) and _swallowed(rows):
+            # The grid's last row reaches down over the text below the table.
+            rows = rows[:-1]
+            y1 = float(t.rows[-2].bbox[3])
+        if not _valid_content(rows, (x0, y0, x1, y1), page.rect):
             continue
         header = 1 if not t.header.external and len(rows) > 1 else 0
-        x0, y0, x1, y1 = (float(v) for v in t.bbox)
         element = Element(
             type="table",
             text=table_text(rows),
@@ -143,6 +183,22 @@ def _extract(page: pymupdf.Page, page_no: int, grids: list) -> list[PageTable]:
         )
         out.append(PageTable(element=element, bbox=(x0, y0, x1, y1)))
     return out
+
+
+def _swallowed(rows: tuple[tuple[str, ...], ...]) -> bool:
+    """Tell whether the last row is text below the table that the grid swallowed.
+
+    A grid whose bottom rule is missing or shared with a later drawing can end in a
+    row reaching far below the table: one cell holding paragraphs (and whatever
+    follows) while the table's other cells are short.
+    """
+    if len(rows) < 3:
+        return False
+    last = [c for c in rows[-1] if c]
+    others = sorted(len(c) for r in rows[:-1] for c in r if c)
+    if len(last) != 1 or not others:
+        return False
+    return len(last[0]) >= SWALLOWED_CHARS and len(last[0]) > 5 * others[len(others) // 2]
 
 
 def _safe_find(page: pymupdf.Page, **kwargs: object) -> list:
@@ -157,6 +213,45 @@ def _safe_find(page: pymupdf.Page, **kwargs: object) -> list:
 
 def _valid_shape(t: object) -> bool:
     return getattr(t, "row_count", 0) >= 2 and getattr(t, "col_count", 0) >= 2
+
+
+def _gapped_rows(table: object, words: list) -> int:
+    """Count the text lines of the grid with a cell whose words lie a column gap apart.
+
+    Rules in one direction only (between rows, or a frame around a figure of a
+    table) leave ``find_tables`` to guess the columns, and it may put several in
+    one cell ("ID   NAME   DEPT", "7,389,208   3,027,153"): a gap of ``CELL_GAP``
+    word heights inside a cell's line shows it, on ``MERGED_SHARE`` of the grid's
+    lines (0 is returned otherwise). Lines are counted, not grid rows: a booktabs
+    grid holds all its data lines in one row. The whitespace detectors rebuild
+    such a table instead.
+    """
+    gapped: set[int] = set()
+    lines: set[int] = set()
+    for row in table.rows:  # type: ignore[attr-defined]
+        for cell in row.cells:
+            if cell is None:
+                continue
+            x0, y0, x1, y1 = cell
+            inside = sorted(
+                (
+                    w
+                    for w in words
+                    if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1
+                ),
+                key=lambda w: (round((w[1] + w[3]) / 4), w[0]),
+            )
+            lines.update(round((w[1] + w[3]) / 4) for w in inside)
+            for a, b in zip(inside, inside[1:], strict=False):
+                height = a[3] - a[1]
+                same_line = abs((a[1] + a[3]) - (b[1] + b[3])) < height
+                # A bullet or number set off from its item is no column gap.
+                marker = _MARKER.match(a[4]) or not any(ch.isalnum() for ch in a[4])
+                if same_line and not marker and b[0] - a[2] > CELL_GAP * height:
+                    gapped.add(round((a[1] + a[3]) / 4))
+    # A stray wide space (two spaces after a full stop in justified text) is not
+    # enough: a share of the grid's lines must show it.
+    return len(gapped) if len(gapped) >= MERGED_SHARE * len(lines) else 0
 
 
 def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
