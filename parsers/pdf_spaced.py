@@ -154,7 +154,7 @@ def hides_columns(lines: Sequence[Line]) -> bool:
             hiding += 1
             if hiding >= MIN_ROWS:
                 return True
-        elif _number(ln.text):
+        elif _figure(ln.text):
             figures += 1
             if figures >= MIN_ROWS * (MIN_COLS - 1):
                 return True
@@ -199,6 +199,8 @@ def _cut(a: tuple, b: tuple, size: float) -> bool:
 
 
 def _pieces(ln: Line, words: list[tuple]) -> list[Line]:
+    if len(words) == 1 and not _LEADER_WORD.match(words[0][4]):
+        return [ln]
     groups: list[list[tuple]] = [[]]
     i = 0
     while i < len(words):
@@ -216,6 +218,8 @@ def _pieces(ln: Line, words: list[tuple]) -> list[Line]:
     groups = [g for g in groups if g]
     if len(groups) == 1 and len(groups[0]) == len(words):
         # One piece: the line's text, boxed by its words (no leading spaces).
+        if abs(words[0][0] - ln.bbox[0]) < 1 and abs(words[-1][2] - ln.bbox[2]) < 1:
+            return [ln]
         return [dataclasses.replace(ln, bbox=_box(words))]
     return [_piece(ln, g) for g in groups]
 
@@ -378,11 +382,13 @@ def _cut_table(table: Element, lines: Sequence[Line]) -> bool:
 
 def _tables_of(rows: list[list[Line]], page_no: int) -> list[Element]:
     tables: list[Element] = []
+    data = [_data(r) for r in rows]
     start = floor = 0
     while start < len(rows):
-        end = _body(rows, start)
+        end, resume = _body(rows, start, data)
         if end is None:
-            start += 1
+            # No body starts at any row of this run: go on after it.
+            start = max(start + 1, resume)
             continue
         table = _table(rows, start, end, page_no, floor)
         if table is not None:
@@ -408,17 +414,19 @@ def _gap(upper: list[Line], lower: list[Line]) -> float:
     return min(ln.bbox[1] for ln in lower) - max(ln.bbox[3] for ln in upper)
 
 
-def _body(rows: list[list[Line]], start: int) -> int | None:
-    """Return the end (exclusive) of the table body starting at ``rows[start]``, or None.
+def _body(rows: list[list[Line]], start: int, data: list[bool]) -> tuple[int | None, int]:
+    """Return where the table body starting at ``rows[start]`` ends, and where the scan stopped.
 
+    The end is exclusive, None when no body starts there; ``data`` tells which rows
+    are data rows.
     The body starts at a data row; it takes data rows, rule rows, stub rows (one
     piece in the first column) and sub-header rows (two or more pieces, followed by
     a data row). It stops at a wide gap, at prose, or at a blank line followed by a
     row that is neither data nor a stub (the next table's header).
     """
     first = rows[start]
-    if not _data(first):
-        return None
+    if not data[start]:
+        return None, start + 1
     end = start + 1
     n_data = 1
     i = start + 1
@@ -437,7 +445,7 @@ def _body(rows: list[list[Line]], start: int) -> int | None:
             end = min(end, blank)
             break
         stub = _stub(row, first) or _continuation(row, first)
-        if _data(row):
+        if data[i]:
             n_data += 1
             i += 1
             end = i
@@ -447,11 +455,11 @@ def _body(rows: list[list[Line]], start: int) -> int | None:
         if _rule_row(row) or stub:
             i += 1
             continue
-        if len(row) >= 2 and i + 1 < len(rows) and _data(rows[i + 1]):
+        if len(row) >= 2 and i + 1 < len(rows) and data[i + 1]:
             i += 1  # a sub-header inside the table
             continue
         break
-    return end if n_data >= MIN_ROWS else None
+    return (end if n_data >= MIN_ROWS else None), i
 
 
 def _stub(row: list[Line], first: list[Line]) -> bool:
@@ -481,28 +489,29 @@ def _continuation(row: list[Line], first: list[Line]) -> bool:
 
 def _columns(rows: list[list[Line]]) -> list[tuple[float, float]]:
     """Column x-ranges: the x-ranges the rows cover, cut where white space runs down."""
-    ivs = [(ln.bbox[0], ln.bbox[2]) for row in rows for ln in row]
-    lo = int(min(a for a, _ in ivs))
-    hi = int(max(b for _, b in ivs)) + 1
-    cover = [0] * (hi - lo + 1)
+    # How many rows cover each x (whole points): +1 where a row's merged pieces
+    # start, -1 after they end, swept left to right.
+    events: dict[int, int] = {}
     for row in rows:
-        seen = [False] * (hi - lo + 1)
-        for ln in row:
-            for x in range(int(ln.bbox[0]) - lo, int(ln.bbox[2]) - lo + 1):
-                seen[x] = True
-        for x, hit in enumerate(seen):
-            cover[x] += hit
+        spans: list[list[int]] = []
+        for a, b in sorted((int(ln.bbox[0]), int(ln.bbox[2])) for ln in row):
+            if spans and a <= spans[-1][1] + 1:
+                spans[-1][1] = max(spans[-1][1], b)
+            else:
+                spans.append([a, b])
+        for a, b in spans:
+            events[a] = events.get(a, 0) + 1
+            events[b + 1] = events.get(b + 1, 0) - 1
     stray = len(rows) // 10
     cols: list[tuple[float, float]] = []
-    x = 0
-    while x < len(cover):
-        if cover[x] <= stray:
-            x += 1
-            continue
-        s = x
-        while x < len(cover) and cover[x] > stray:
-            x += 1
-        cols.append((float(s + lo), float(x - 1 + lo)))
+    depth, opened = 0, None
+    for x in sorted(events):
+        depth += events[x]
+        if depth > stray and opened is None:
+            opened = x
+        elif depth <= stray and opened is not None:
+            cols.append((float(opened), float(x - 1)))
+            opened = None
     # A few long cells (the row labels that wrap least) reach into the gap the
     # stray allowance opened: the column extends over them, short of the next one.
     wide = [list(c) for c in cols]
