@@ -62,8 +62,10 @@ def start(run: DocRun, task: Task, chunks: list[Chunk], *, pages: int) -> dict[s
     for i, part in enumerate(parts):
         pipe.set(f"{base}:slice:{i}", zlib.compress(_CHUNKS.dump_json(part)), ex=ttl)
     pipe.set(f"{base}:keep", zlib.compress(_UUIDS.dump_json(keep)), ex=ttl)
-    meta = {"token": token, "pages": pages, "existed": int(existed), "slices": len(parts)}
-    pipe.hset(f"{base}:meta", mapping=meta)
+    pipe.hset(
+        f"{base}:meta",
+        mapping={"token": token, "pages": pages, "existed": int(existed), "slices": len(parts)},
+    )
     pipe.expire(f"{base}:meta", ttl)
     pipe.execute()
     run.running(stage=f"embedding {len(parts)} slices", progress=0.5)
