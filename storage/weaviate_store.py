@@ -9,10 +9,9 @@ is silently dropped.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -282,50 +281,39 @@ class WeaviateStore:
 
     def existing(self, uuids: Iterable[str]) -> set[str]:
         """Which of ``uuids`` are stored (in any document)."""
-        ids = sorted(set(uuids))
-        found: set[str] = set()
-        for start in range(0, len(ids), self.page_size):
-            page = ids[start : start + self.page_size]
-            where = Filter.by_id().contains_any(page)
-            found |= self._uuids(where, len(page))
-        return found
+        return {str(o.uuid) for o in self._by_ids(uuids, [])}
 
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
         """Return the stored ``chunk_index`` and regions of those of ``uuids`` stored."""
-        ids = sorted(set(uuids))
         props: list[Any] = ["chunk_index"]
         if self.regions:
             props.append(QueryNested(name=REGIONS, properties=["page", "bbox"]))
         found: dict[str, StoredPosition] = {}
-        for start in range(0, len(ids), self.page_size):
-            page = ids[start : start + self.page_size]
-            for o in self._fetch(Filter.by_id().contains_any(page), len(page), props):
-                regions = read_regions(o.properties.get(REGIONS)) if self.regions else None
-                found[str(o.uuid)] = StoredPosition(int(o.properties["chunk_index"]), regions)
+        for o in self._by_ids(uuids, props):
+            regions = read_regions(o.properties.get(REGIONS)) if self.regions else None
+            found[str(o.uuid)] = StoredPosition(int(o.properties["chunk_index"]), regions)
         return found
 
     def vectors(self, uuids: Iterable[str]) -> dict[str, list[float]]:
         """Return the stored vectors of ``uuids`` (objects without one are left out)."""
-        ids = sorted(set(uuids))
         found: dict[str, list[float]] = {}
-        coll = self.collection()
+        for o in self._by_ids(uuids, [], vector=True):
+            vector = o.vector
+            if isinstance(vector, dict):  # named vectors: this collection has one
+                vector = next(iter(vector.values()), None)
+            if vector:
+                found[str(o.uuid)] = list(vector)
+        return found
 
-        def fetch(page: list[str]) -> Any:
-            where = Filter.by_id().contains_any(page)
-            return coll.query.fetch_objects(
-                filters=where, limit=len(page), return_properties=[], include_vector=True
-            ).objects
-
+    def _by_ids(
+        self, uuids: Iterable[str], props: list[Any], vector: bool = False
+    ) -> Iterator[Any]:
+        """Yield the stored objects among ``uuids``, one query per page of ids."""
+        ids = sorted(set(uuids))
         for start in range(0, len(ids), self.page_size):
             page = ids[start : start + self.page_size]
-            objs = self.session.retry("query", functools.partial(fetch, page))
-            for o in objs:
-                vector = o.vector
-                if isinstance(vector, dict):  # named vectors: this collection has one
-                    vector = next(iter(vector.values()), None)
-                if vector:
-                    found[str(o.uuid)] = list(vector)
-        return found
+            where = Filter.by_id().contains_any(page)
+            yield from self._fetch(where, len(page), props, vector=vector)
 
     def doc_uuids(self, doc_id: str) -> set[str]:
         """UUIDs of every stored chunk of ``doc_id``.
@@ -355,10 +343,14 @@ class WeaviateStore:
         )
         return int(result.total_count or 0)
 
-    def _uuids(self, where: _Filters, limit: int) -> set[str]:
-        return {str(o.uuid) for o in self._fetch(where, limit, [])}
-
-    def _fetch(self, where: _Filters, limit: int, props: list[Any], sort: bool = False) -> Any:
+    def _fetch(
+        self,
+        where: _Filters,
+        limit: int,
+        props: list[Any],
+        sort: bool = False,
+        vector: bool = False,
+    ) -> Any:
         return self.session.retry(
             "query",
             lambda: (
@@ -368,6 +360,7 @@ class WeaviateStore:
                     limit=limit,
                     return_properties=props,
                     sort=Sort.by_property("chunk_index") if sort else None,
+                    include_vector=vector,
                 )
                 .objects
             ),
