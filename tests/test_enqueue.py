@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from celery.utils.saferepr import saferepr
 from kombu.exceptions import BatchPublishError
 
 from chunkweave.storage.ingest import doc_id_for
@@ -35,6 +36,9 @@ def _messages(client: redis.Redis, queue: str) -> list[tuple[str, dict[str, obje
         args, kwargs, _embed = json.loads(base64.b64decode(envelope["body"]))
         assert args == []
         assert envelope["headers"]["id"] == envelope["properties"]["correlation_id"]
+        # What monitors show: the same text Celery's own saferepr would have written.
+        assert envelope["headers"]["argsrepr"] == "()"
+        assert envelope["headers"]["kwargsrepr"] == saferepr(kwargs, 1024)
         out.append((envelope["headers"]["task"], kwargs))
     return out
 
@@ -116,3 +120,12 @@ def test_a_failed_publish_batch_is_sent_again_one_message_at_a_time(
     assert sorted(kw["source"] for _, kw in messages) == sorted(str(d.resolve()) for d in docs)
     job = enq.jobs.get(job_id)
     assert job is not None and job.total == len(docs)
+
+
+def test_kwargs_repr_is_bounded_like_celerys() -> None:
+    short = {"job_id": "j", "source": "/data/a.pdf", "doc_id": "file:///data/a.pdf"}
+    assert enqueue_module._kwargs_repr(short) == repr(short)
+    long = dict(short, source="/data/" + "x" * 5000 + ".pdf")
+    text = enqueue_module._kwargs_repr(long)
+    assert len(text) == enqueue_module._REPR_MAX and text.endswith("...")
+    assert text.startswith(repr(long)[:100])

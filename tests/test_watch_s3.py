@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -123,6 +124,9 @@ def test_bucket_to_weaviate_through_watcher_and_worker(
         )
         doc_id = doc_id_for(f"s3://{s3_server.bucket}/{key}")
         wait_for(lambda: stored.store.count(doc_id) > 0, timeout_s=120, what="object stored")
+        # A bulk producer: it lowered its CPU priority (producer_nice) before sending.
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, watcher.pid) == min(19, base + 10)
         # The same object version is enqueued once: the watcher polls every 0.5 s, so
         # four more polls would have enqueued it again by now if it were going to.
         time.sleep(4 * 0.5)

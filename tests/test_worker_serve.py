@@ -48,6 +48,12 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+def _nice(pid: int, tid: int | None = None) -> int:
+    """Return the niceness of a process (its main thread) or of one of its threads."""
+    stat = Path(f"/proc/{pid}/task/{tid or pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])  # field 19 of proc_pid_stat(5)
+
+
 def test_serve_watch_folder_end_to_end_and_clean_shutdown(
     pipeline_env, stored: Pipeline, corpus: Path, tmp_path: Path
 ):
@@ -107,6 +113,16 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
 
         children = _descendants(proc.pid)
         assert children, "serve started no child processes"
+        # The watcher thread (and the observer threads it started) sends at the
+        # producer's lower priority; serve's main thread and its children do not.
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        threads = {
+            int(t.name): _nice(proc.pid, int(t.name))
+            for t in Path(f"/proc/{proc.pid}/task").iterdir()
+        }
+        assert threads[proc.pid] == base, threads
+        assert set(threads.values()) == {base, min(19, base + 10)}, threads
+        assert {_nice(c) for c in children if _alive(c)} == {base}
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
         assert proc.wait(timeout=90) == 0, log.read_text()[-3000:]
         deadline = time.monotonic() + 10

@@ -8,6 +8,7 @@ reused by every task that process runs.
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +49,22 @@ def with_running_redis(settings: Settings) -> tuple[Settings, str | None]:
         return settings, None
     attached = settings.model_copy(update={"redis_url": SecretStr(url)})
     return attached, "redis://" + url.rpartition("@")[2]
+
+
+def yield_cpu(settings: Settings) -> int:
+    """Lower the calling thread's CPU priority by ``settings.producer_nice``; return it.
+
+    Bulk producers call this before they send: on a machine shared with workers, a
+    producer at full priority takes a core from them for as long as it sends (on 2
+    cores the first 1,000 documents of a 100k backfill ran a third slower). Sending
+    needs little CPU, so at a lower priority it still keeps far ahead of the workers.
+    On Linux the niceness belongs to the thread (threads it starts inherit it); other
+    systems without per-thread niceness lower the whole process. Where ``os.nice``
+    does not exist (Windows) nothing changes. Returns the new niceness (0 if unknown).
+    """
+    if not hasattr(os, "nice"):
+        return 0
+    return os.nice(settings.producer_nice)
 
 
 def redis_client(settings: Settings) -> redis.Redis:

@@ -32,6 +32,7 @@ from pydantic import SecretStr
 from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.worker import sources
 from chunkweave.worker.embedded.redis_server import LocalRedis
+from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -154,7 +155,12 @@ class Service:
         enq = Enqueuer(settings)
         stack.callback(enq.close)
         assert self.watch is not None
-        target = sources.watcher(self.watch, enq, polling=self.polling).run
+        watcher = sources.watcher(self.watch, enq, polling=self.polling)
+
+        def target(stop: threading.Event) -> None:
+            yield_cpu(settings)  # this thread only (Linux): the workers keep their priority
+            watcher.run(stop)
+
         thread = threading.Thread(target=target, args=(self.stop,), name="watcher", daemon=True)
         thread.start()
         stack.callback(lambda: thread.join(timeout=10))

@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     retry_backoff_max_s: int = Field(default=300, gt=0)
     #: How long job state, attempt counters and fan-out scratch live in Redis.
     job_ttl_s: int = Field(default=7 * 24 * 3600, gt=0)
+    #: Niceness that bulk producers add to their own CPU priority (``enqueue``,
+    #: ``backfill``, ``watch`` and serve's watcher), so workers on the same machine keep
+    #: the CPU while thousands of tasks are sent; 0 leaves the priority alone.
+    producer_nice: int = Field(default=10, ge=0, le=19)
     #: Seconds between full reconciles of a watched folder (events cover the rest).
     watch_reconcile_s: float = Field(default=300.0, gt=0)
     #: Seconds a watched file must stay unchanged before a polling watcher acts on it.

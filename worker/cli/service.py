@@ -11,7 +11,7 @@ import click
 
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.jobs import DocState, JobState
-from chunkweave.worker.runtime import with_running_redis
+from chunkweave.worker.runtime import with_running_redis, yield_cpu
 from chunkweave.worker.settings import Settings, get_settings
 
 _INSECURE_HELP = "Serve beyond loopback without a token (something else must guard it)."
@@ -28,6 +28,17 @@ def _service_settings() -> Settings:
         os.environ["CHUNKWEAVE_REDIS_URL"] = settings.redis_url.get_secret_value()
         get_settings.cache_clear()
         click.echo(f"using the running `chunkweave serve`'s embedded Redis ({attached})", err=True)
+    return settings
+
+
+def _producer_settings() -> Settings:
+    """Like :func:`_service_settings`, for a bulk producer: also lower its CPU priority.
+
+    ``enqueue``, ``backfill`` and ``watch`` only send tasks; at ``producer_nice`` they
+    leave the CPU to workers on the same machine (see :func:`yield_cpu`).
+    """
+    settings = _service_settings()
+    yield_cpu(settings)
     return settings
 
 
@@ -66,7 +77,7 @@ def watch(source: str, polling: bool) -> None:
     from chunkweave.worker import sources
     from chunkweave.worker.enqueue import Enqueuer
 
-    settings = _service_settings()
+    settings = _producer_settings()
     enq = Enqueuer(settings)
     stop = threading.Event()
     runner = sources.watcher(source, enq, polling=polling).run
@@ -153,7 +164,7 @@ def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json:
     from chunkweave.worker.enqueue import Enqueuer
     from chunkweave.worker.sources import expand
 
-    enq = Enqueuer(_service_settings())
+    enq = Enqueuer(_producer_settings())
     try:
         found = [doc for src in sources for doc in expand(src, enq.settings)]
         job_id = enq.submit(((s, "ingest") for s in found), force=force, webhook_url=webhook)
@@ -183,7 +194,7 @@ def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
     from chunkweave.worker.enqueue import Enqueuer
     from chunkweave.worker.sources import expand
 
-    enq = Enqueuer(_service_settings())
+    enq = Enqueuer(_producer_settings())
     try:
         with Progress(transient=False) as progress:
             found = list(expand(source, enq.settings))
