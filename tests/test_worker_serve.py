@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -48,6 +49,16 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+def _reap(proc: subprocess.Popen[bytes], children: set[int]) -> None:
+    """Kill ``proc`` and what it started, if a failed test left them running."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=10)
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def _nice(pid: int, tid: int | None = None) -> int:
     """Return the niceness of a process (its main thread) or of one of its threads."""
     stat = Path(f"/proc/{pid}/task/{tid or pid}/stat").read_text()
@@ -74,6 +85,7 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
             cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
         )
     api = f"http://127.0.0.1:{port}"
+    children: set[int] = set()
     try:
 
         def healthy() -> bool:
@@ -140,9 +152,40 @@ def test_serve_watch_folder_end_to_end_and_clean_shutdown(
         at = [out.find(step) for step in steps]
         assert -1 not in at and at == sorted(at), out[-3000:]
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
+        _reap(proc, children)
+
+
+def test_serve_killed_hard_leaves_no_process_behind(pipeline_env, tmp_path: Path):
+    env = dict(pipeline_env)
+    del env["CHUNKWEAVE_REDIS_URL"]
+    port = free_port()
+    log = tmp_path / "serve.log"
+    cmd = [
+        str(Path(sys.executable).parent / "chunkweave"), "serve",
+        "--workers", "1", "--api-port", str(port),
+    ]  # fmt: skip
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    children: set[int] = set()
+    try:
+        wait_for(
+            lambda: " ready." in log.read_text(errors="replace"),
+            timeout_s=90,
+            what="serve's worker ready",
+            interval_s=0.5,
+        )
+        children = _descendants(proc.pid)
+        assert len(children) >= 3, children  # redis-server, API, worker (and its pool)
+        proc.kill()  # no chance to stop anything in order
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while (left := {p for p in children if _alive(p)}) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not left, f"processes left after serve was killed: {left}"
+    finally:
+        _reap(proc, children)
 
 
 def test_local_redis_that_cannot_bind_fails_fast_with_its_log(tmp_path):

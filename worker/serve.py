@@ -30,6 +30,7 @@ from types import FrameType
 from pydantic import SecretStr
 
 from chunkweave.storage.config import server_env as weaviate_env
+from chunkweave.storage.embedded.process import die_with_parent
 from chunkweave.worker import sources
 from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.runtime import yield_cpu
@@ -112,7 +113,15 @@ class Service:
         return settings
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
-        proc = subprocess.Popen(args, env=env, start_new_session=True)
+        # Its own session: a terminal's Ctrl-C reaches serve alone, which stops things in
+        # order. Should serve die without doing so (killed, crashed), the kernel sends
+        # the child SIGTERM: nothing is left running behind it.
+        proc = subprocess.Popen(
+            args,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with_parent,  # noqa: PLW1509 - only a prctl call
+        )
         self.children.append((name, proc))
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
