@@ -97,6 +97,37 @@ def load_qa(path: str | Path) -> list[QAItem]:
     return items
 
 
+def write_qa(path: str | Path, items: Iterable[QAItem]) -> int:
+    """Write ``items`` as a QA file (the format :func:`load_qa` reads); return how many."""
+    count = 0
+    with open(path, "w", encoding="utf-8") as fh:
+        for item in items:
+            fh.write(json.dumps(item.model_dump(exclude_none=True), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def missing_in_parse(items: Sequence[QAItem], corpus: Path) -> list[QAItem]:
+    """Return the items whose evidence chunkweave's parse of ``corpus / item.doc`` lacks.
+
+    The evidence counts as present when it is (whitespace-normalised) inside one
+    element's text or one table cell: what a chunk can hold whole. Items without a
+    ``doc`` are not checked. Each document is parsed once.
+    """
+    from chunkweave.parsers import parse_document
+
+    texts: dict[str, list[str]] = {}
+    for doc in sorted({item.doc for item in items if item.doc}):
+        elements = parse_document(corpus / doc).elements
+        texts[doc] = [normalize(e.text) for e in elements]
+        texts[doc] += [normalize(cell) for e in elements for row in e.rows or () for cell in row]
+    return [
+        item
+        for item in items
+        if item.doc and not any(normalize(item.evidence) in text for text in texts[item.doc])
+    ]
+
+
 def hit_ranks(
     questions: Sequence[QAItem],
     chunks: Sequence[Chunk],

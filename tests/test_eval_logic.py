@@ -18,8 +18,10 @@ from chunkweave.storage.evaluate import (
     evaluate_chunks,
     hit_ranks,
     load_qa,
+    missing_in_parse,
     normalize,
     score,
+    write_qa,
 )
 from tests.test_chunk_support import el, make_doc, words
 
@@ -137,3 +139,22 @@ def test_load_qa_reports_file_and_line(tmp_path: Path):
 
 def test_normalize_collapses_whitespace():
     assert normalize("  a\n\tb  c ") == "a b c"
+
+
+def test_write_qa_round_trips_through_load_qa(tmp_path: Path):
+    items = [
+        QAItem(question="Which year?", evidence="in 1998", doc="a.pdf", kind="table"),
+        QAItem(question="Ünïcode?", evidence="naïve  text"),
+    ]
+    path = tmp_path / "qa.jsonl"
+    assert write_qa(path, items) == 2
+    assert load_qa(path) == items
+    first = json.loads(path.read_text(encoding="utf-8").splitlines()[1])
+    assert first == {"question": "Ünïcode?", "evidence": "naïve  text"}  # no null keys
+
+
+def test_missing_in_parse_checks_elements_and_cells(corpus: Path):
+    cell = QAItem(question="?", evidence="Cell 2.3", doc="word_tables.docx")
+    absent = QAItem(question="?", evidence="a sentence no table holds", doc="word_tables.docx")
+    undocumented = QAItem(question="?", evidence="anything")  # no doc: not checked
+    assert missing_in_parse([cell, absent, undocumented], corpus) == [absent]

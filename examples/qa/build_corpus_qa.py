@@ -11,15 +11,13 @@ drifts silently from what the parsers produce.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from chunkweave.parsers import parse_document  # noqa: E402
+from chunkweave.storage.evaluate import QAItem, missing_in_parse, write_qa  # noqa: E402
 
 REDP = "redp5110_sampled.pdf"
 RINTRO = "R-intro.pdf"
@@ -615,12 +613,6 @@ QUESTIONS: list[tuple[str, str, str, str]] = [
     ),
 ]
 
-_WS = re.compile(r"\s+")
-
-
-def _norm(text: str) -> str:
-    return _WS.sub(" ", text).strip()
-
 
 def main() -> int:
     """Check every evidence string against the parsed documents, then write the file."""
@@ -628,26 +620,16 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("corpus_qa.jsonl"))
     args = ap.parse_args()
-    haystacks: dict[str, list[str]] = {}
-    for name in sorted({q[0] for q in QUESTIONS}):
-        parsed = parse_document(args.corpus / name)
-        texts = [_norm(e.text) for e in parsed.elements]
-        texts += [_norm(cell) for e in parsed.elements for row in e.rows or () for cell in row]
-        haystacks[name] = texts
-    missing = [
-        (doc, evidence)
-        for doc, _, _, evidence in QUESTIONS
-        if not any(_norm(evidence) in text for text in haystacks[doc])
+    items = [
+        QAItem(question=question, evidence=evidence, doc=doc, kind=kind)
+        for doc, kind, question, evidence in QUESTIONS
     ]
+    missing = missing_in_parse(items, args.corpus)
     if missing:
-        for doc, evidence in missing:
-            print(f"evidence not found in {doc}: {evidence!r}", file=sys.stderr)
+        for item in missing:
+            print(f"evidence not found in {item.doc}: {item.evidence!r}", file=sys.stderr)
         return 1
-    with open(args.out, "w", encoding="utf-8") as fh:
-        for doc, kind, question, evidence in QUESTIONS:
-            record = {"question": question, "evidence": evidence, "doc": doc, "kind": kind}
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-    print(f"wrote {len(QUESTIONS)} questions to {args.out}")
+    print(f"wrote {write_qa(args.out, items)} questions to {args.out}")
     return 0
 
 

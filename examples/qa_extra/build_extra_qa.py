@@ -13,7 +13,6 @@ meant to measure the parser, not to follow it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,6 +22,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from draw_units import norm, page_texts  # noqa: E402
+
+from chunkweave.storage.evaluate import QAItem, missing_in_parse, write_qa  # noqa: E402
 
 BG = "background_lines_1.pdf"
 CS = "column_span_2.pdf"
@@ -367,20 +368,21 @@ def missing_evidence(corpus: Path) -> list[tuple[str, str]]:
     return [(q[1], q[4]) for q in QUESTIONS if norm(q[4]) not in texts[q[1]]]
 
 
+def items() -> list[QAItem]:
+    """Return the questions as QA items, in order (the draw id stays here only)."""
+    return [
+        QAItem(question=question, evidence=evidence, doc=doc, kind=kind)
+        for _, doc, kind, question, evidence in QUESTIONS
+    ]
+
+
 def parse_report(corpus: Path) -> list[tuple[str, str, str]]:
     """Return ``(draw, doc, evidence)`` for evidence chunkweave's parse does not contain."""
-    from chunkweave.parsers import parse_document
-
-    hay: dict[str, list[str]] = {}
-    for doc in sorted({q[1] for q in QUESTIONS}):
-        parsed = parse_document(corpus / doc)
-        texts = [norm(e.text) for e in parsed.elements]
-        texts += [norm(c) for e in parsed.elements for row in e.rows or () for c in row]
-        hay[doc] = texts
+    lost = set(missing_in_parse(items(), corpus))
     return [
-        (draw, doc, ev)
-        for draw, doc, _, _, ev in QUESTIONS
-        if not any(norm(ev) in t for t in hay[doc])
+        (draw, doc, evidence)
+        for draw, doc, kind, question, evidence in QUESTIONS
+        if QAItem(question=question, evidence=evidence, doc=doc, kind=kind) in lost
     ]
 
 
@@ -396,12 +398,7 @@ def main() -> int:
         for doc, evidence in missing:
             print(f"evidence not in the text of {doc}: {evidence!r}", file=sys.stderr)
         return 1
-    with open(args.out, "w", encoding="utf-8") as fh:
-        for _, doc, kind, question, evidence in QUESTIONS:
-            # The draw id stays here: the QA format (``QAItem``) forbids extra keys.
-            record = {"question": question, "evidence": evidence, "doc": doc, "kind": kind}
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-    print(f"wrote {len(QUESTIONS)} questions to {args.out}")
+    print(f"wrote {write_qa(args.out, items())} questions to {args.out}")
     if not args.no_parse:
         lost = parse_report(args.corpus)
         print(f"chunkweave's parse contains {len(QUESTIONS) - len(lost)}/{len(QUESTIONS)}")
