@@ -231,6 +231,56 @@ def _rates(samples: list[tuple[float, int]], block: int = 1000) -> list[float]:
     return rates
 
 
+def _cpu_seconds(pid: int | None) -> float:
+    """CPU seconds (user + system) of ``pid`` and its live descendants; 0 if it is gone."""
+    import psutil
+
+    if pid is None:
+        return 0.0
+    total = 0.0
+    try:
+        proc = psutil.Process(pid)
+        family = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    for member in family:
+        try:
+            times = member.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _cpu_per_block(
+    samples: list[tuple[float, int, dict[str, float]]], block: int = 1000
+) -> dict[str, list[float]]:
+    """Per block of ``block`` completions: CPU ms a document of each process group.
+
+    ``samples`` are (seconds, documents finished, CPU seconds per group) taken while
+    the job ran; block edges fall on the first sample at or past them. ``busy`` is
+    the share of the machine's cores that all groups together used over the block.
+    """
+    cpus = os.cpu_count() or 1
+    groups = list(samples[0][2]) if samples else []
+    out: dict[str, list[float]] = {g: [] for g in [*groups, "busy"]}
+    start = samples[0] if samples else None
+    edge = block
+    for sample in samples[1:]:
+        if start is None or sample[1] < edge:
+            continue
+        docs = sample[1] - start[1]
+        wall = sample[0] - start[0]
+        used = 0.0
+        for g in groups:
+            delta = sample[2][g] - start[2][g]
+            used += delta
+            out[g].append(round(1000 * delta / docs, 1))
+        out["busy"].append(round(used / (cpus * wall), 2) if wall > 0 else 0.0)
+        start, edge = sample, edge + block
+    return out
+
+
 def _produce(env: dict[str, str], sources: list[str]) -> tuple[str, float, float]:
     """Submit ``sources`` as one job the way ``chunkweave backfill`` does; run in a child.
 
@@ -250,6 +300,7 @@ def _produce(env: dict[str, str], sources: list[str]) -> tuple[str, float, float
 
 def _scale_run(
     redis_url: str,
+    redis_pid: int | None,
     weaviate: LocalWeaviate,
     tmp: Path,
     n: int,
@@ -283,11 +334,16 @@ def _scale_run(
         )
         # (seconds since the enqueue began, documents finished)
         samples: list[tuple[float, int]] = [(0.0, 0)]
+        # Where the CPU went: the same, with each process group's CPU seconds so far.
+        groups = {"workers": workers.proc.pid, "weaviate": weaviate.pid, "redis": redis_pid}
+        cpu_samples = [(0.0, 0, {g: _cpu_seconds(pid) for g, pid in groups.items()})]
         while True:
             job = enq.jobs.get(job_id)
             peak = max(peak, int(client.info("memory")["used_memory"]))
             if job is not None:
                 samples.append((time.time() - started, job.done + job.failed))
+                cpu = {g: _cpu_seconds(pid) for g, pid in groups.items()}
+                cpu_samples.append((samples[-1][0], samples[-1][1], cpu))
                 if progress is not None and len(samples) % 15 == 0:
                     progress.write_text(json.dumps({"n": n, "rates": _rates(samples)}) + "\n")
             if job is not None and job.finished_at is not None:
@@ -362,6 +418,7 @@ def _scale_run(
         "median_task_ms": task_ms,
         "median_stage_ms": stages_ms,
         "median_stage_ms_per_1000": stage_trend,
+        "cpu_ms_per_document_per_1000": _cpu_per_block(cpu_samples),
         "redis_peak_mb": round(peak / 2**20, 1),
         "redis_growth_bytes_per_document": round((end_memory - base_memory) / n),
         "weaviate_ledger_reads_per_document": 1,  # Pipeline.ingest reads the ledger once
@@ -465,7 +522,13 @@ def main() -> None:
                 for n in args.scale:
                     key = f"{n}_{args.scale_embedder}"
                     scale[key] = _scale_run(
-                        redis_server.url, weaviate, tmp, n, args.scale_embedder, progress
+                        redis_server.url,
+                        redis_server.pid,
+                        weaviate,
+                        tmp,
+                        n,
+                        args.scale_embedder,
+                        progress,
                     )
                     print(f"[bench] scale {key}: {json.dumps(scale[key])}", flush=True)
                     args.out.write_text(json.dumps(scale, indent=2) + "\n")  # after each run
