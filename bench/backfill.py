@@ -323,6 +323,10 @@ def _scale_run(
     enq = Enqueuer(_settings(env))
     peak = base_memory
     try:
+        # Where the CPU went: each process group's CPU seconds so far, from before the
+        # enqueue on, sampled with the progress below.
+        groups = {"workers": workers.proc.pid, "weaviate": weaviate.pid, "redis": redis_pid}
+        cpu_samples = [(0.0, 0, {g: _cpu_seconds(pid) for g, pid in groups.items()})]
         # The producer is its own process, as a `chunkweave backfill` beside the workers.
         fork = multiprocessing.get_context("fork")
         started = time.time()
@@ -334,9 +338,6 @@ def _scale_run(
         )
         # (seconds since the enqueue began, documents finished)
         samples: list[tuple[float, int]] = [(0.0, 0)]
-        # Where the CPU went: the same, with each process group's CPU seconds so far.
-        groups = {"workers": workers.proc.pid, "weaviate": weaviate.pid, "redis": redis_pid}
-        cpu_samples = [(0.0, 0, {g: _cpu_seconds(pid) for g, pid in groups.items()})]
         while True:
             job = enq.jobs.get(job_id)
             peak = max(peak, int(client.info("memory")["used_memory"]))
