@@ -253,31 +253,32 @@ def _cpu_seconds(pid: int | None) -> float:
 
 
 def _cpu_per_block(
-    samples: list[tuple[float, int, dict[str, float]]], block: int = 1000
+    samples: list[tuple[float, int]], cpu: list[dict[str, float]], block: int = 1000
 ) -> dict[str, list[float]]:
     """Per block of ``block`` completions: CPU ms a document of each process group.
 
-    ``samples`` are (seconds, documents finished, CPU seconds per group) taken while
-    the job ran; block edges fall on the first sample at or past them. ``busy`` is
-    the share of the machine's cores that all groups together used over the block.
+    ``samples`` are the run's (seconds, documents finished) and ``cpu[i]`` each process
+    group's CPU seconds when ``samples[i]`` was taken; block edges fall on the first
+    sample at or past them. ``busy`` is the share of the machine's cores that all
+    groups together used over the block.
     """
     cpus = os.cpu_count() or 1
-    groups = list(samples[0][2]) if samples else []
+    points = list(zip(samples, cpu, strict=True))
+    if not points:
+        return {}
+    groups = list(cpu[0])
     out: dict[str, list[float]] = {g: [] for g in [*groups, "busy"]}
-    start = samples[0] if samples else None
+    (t0, done0), cpu0 = points[0]
     edge = block
-    for sample in samples[1:]:
-        if start is None or sample[1] < edge:
+    for (t, done), now in points[1:]:
+        if done < edge:
             continue
-        docs = sample[1] - start[1]
-        wall = sample[0] - start[0]
         used = 0.0
         for g in groups:
-            delta = sample[2][g] - start[2][g]
-            used += delta
-            out[g].append(round(1000 * delta / docs, 1))
-        out["busy"].append(round(used / (cpus * wall), 2) if wall > 0 else 0.0)
-        start, edge = sample, edge + block
+            used += now[g] - cpu0[g]
+            out[g].append(round(1000 * (now[g] - cpu0[g]) / (done - done0), 1))
+        out["busy"].append(round(used / (cpus * (t - t0)), 2) if t > t0 else 0.0)
+        (t0, done0), cpu0, edge = (t, done), now, edge + block
     return out
 
 
@@ -326,7 +327,7 @@ def _scale_run(
         # Where the CPU went: each process group's CPU seconds so far, from before the
         # enqueue on, sampled with the progress below.
         groups = {"workers": workers.proc.pid, "weaviate": weaviate.pid, "redis": redis_pid}
-        cpu_samples = [(0.0, 0, {g: _cpu_seconds(pid) for g, pid in groups.items()})]
+        cpu = [{g: _cpu_seconds(pid) for g, pid in groups.items()}]
         # The producer is its own process, as a `chunkweave backfill` beside the workers.
         fork = multiprocessing.get_context("fork")
         started = time.time()
@@ -343,8 +344,7 @@ def _scale_run(
             peak = max(peak, int(client.info("memory")["used_memory"]))
             if job is not None:
                 samples.append((time.time() - started, job.done + job.failed))
-                cpu = {g: _cpu_seconds(pid) for g, pid in groups.items()}
-                cpu_samples.append((samples[-1][0], samples[-1][1], cpu))
+                cpu.append({g: _cpu_seconds(pid) for g, pid in groups.items()})
                 if progress is not None and len(samples) % 15 == 0:
                     progress.write_text(json.dumps({"n": n, "rates": _rates(samples)}) + "\n")
             if job is not None and job.finished_at is not None:
@@ -419,7 +419,7 @@ def _scale_run(
         "median_task_ms": task_ms,
         "median_stage_ms": stages_ms,
         "median_stage_ms_per_1000": stage_trend,
-        "cpu_ms_per_document_per_1000": _cpu_per_block(cpu_samples),
+        "cpu_ms_per_document_per_1000": _cpu_per_block(samples, cpu),
         "redis_peak_mb": round(peak / 2**20, 1),
         "redis_growth_bytes_per_document": round((end_memory - base_memory) / n),
         "weaviate_ledger_reads_per_document": 1,  # Pipeline.ingest reads the ledger once

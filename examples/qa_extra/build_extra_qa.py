@@ -378,11 +378,12 @@ def items() -> list[QAItem]:
 
 def parse_report(corpus: Path) -> list[tuple[str, str, str]]:
     """Return ``(draw, doc, evidence)`` for evidence chunkweave's parse does not contain."""
-    lost = set(missing_in_parse(items(), corpus))
+    asked = items()
+    lost = set(missing_in_parse(asked, corpus))
     return [
         (draw, doc, evidence)
-        for draw, doc, kind, question, evidence in QUESTIONS
-        if QAItem(question=question, evidence=evidence, doc=doc, kind=kind) in lost
+        for (draw, doc, _, _, evidence), item in zip(QUESTIONS, asked, strict=True)
+        if item in lost
     ]
 
 
