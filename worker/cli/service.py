@@ -160,7 +160,11 @@ def serve(
 @click.option("--json", "as_json", is_flag=True, help="Print {job_id, total} as JSON.")
 @friendly_errors
 def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json: bool) -> None:
-    """Queue files, folders or s3://bucket/prefix for the workers; print the job id."""
+    """Queue files, folders or s3://bucket/prefix for the workers; print the job id.
+
+    Sends at a lower CPU priority (CHUNKWEAVE_PRODUCER_NICE, default 10), so workers on
+    this machine keep the cores.
+    """
     from chunkweave.worker.enqueue import Enqueuer
     from chunkweave.worker.sources import expand
 
@@ -188,7 +192,11 @@ def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json:
 @click.option("--webhook", default=None, help="URL to POST the job summary to when done.")
 @friendly_errors
 def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
-    """Enqueue everything under a folder or s3://bucket/prefix, with progress."""
+    """Enqueue everything under a folder or s3://bucket/prefix, with progress.
+
+    Sends at a lower CPU priority (CHUNKWEAVE_PRODUCER_NICE, default 10), so workers on
+    this machine keep the cores.
+    """
     from rich.progress import Progress
 
     from chunkweave.worker.enqueue import Enqueuer
