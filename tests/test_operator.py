@@ -26,7 +26,7 @@ from chunkweave.worker.jobs import JOBS_INDEX, DocState, JobStore
 from chunkweave.worker.settings import S3Config, Settings
 from chunkweave.worker.sources.s3 import s3_client
 from tests.fixtures_services import S3Server, WorkerProcs, wait_for
-from tests.test_worker_standin import FACTORY
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 

@@ -28,7 +28,7 @@ from chunkweave.worker.jobs import JOBS_INDEX, JobStore
 from chunkweave.worker.settings import Settings, SourcesConfig
 from chunkweave.worker.webhook import WebhookRefusedError, deliver, redact, resolve
 from tests.fixtures_services import ROOT, S3Server, WorkerProcs, wait_for
-from tests.test_worker_standin import FACTORY
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 TOKEN = "t0ken-for-tests"
