@@ -18,7 +18,7 @@ from chunkweave.chunking.ids import content_key, sha1_hex
 from chunkweave.chunking.models import Chunk
 from chunkweave.chunking.units import table_captions
 from chunkweave.parsers.document import ParsedDocument
-from tests.test_chunk_support import (
+from tests.chunk_helpers import (
     attached_captions,
     children,
     documents,
