@@ -1,4 +1,4 @@
-"""The queue-mechanics stand-in pipeline (``tests/standin_pipeline.py``) counts what it writes."""
+"""The queue-mechanics stand-in pipeline counts what it writes and skips what is unchanged."""
 
 from __future__ import annotations
 
