@@ -25,9 +25,9 @@ machine is shared):
    job to an embedded Redis with no worker: CPU and wall seconds, Redis commands per
    document.
 
-Usage: ``.venv/bin/python bench/backfill.py [--corpus DIR] [--out FILE] [--only scaling|fanout]``
-or ``.venv/bin/python bench/backfill.py --scale 1000 10000 [--scale-embedder minilm] --out F``
-or ``.venv/bin/python bench/backfill.py --enqueue-only 10000 --out F``
+Usage: ``.venv/bin/python -m bench.backfill [--corpus DIR] [--out FILE] [--only scaling|fanout]``
+or ``.venv/bin/python -m bench.backfill --scale 1000 10000 [--scale-embedder minilm] --out F``
+or ``.venv/bin/python -m bench.backfill --enqueue-only 10000 --out F``
 """
 
 from __future__ import annotations
@@ -47,18 +47,17 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from chunkweave.storage.config import server_env
+from chunkweave.storage.embedded.process import die_with_parent
+from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.worker.embedded.redis_server import LocalRedis
+from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.jobs import JobState
+from chunkweave.worker.runtime import yield_cpu
+from chunkweave.worker.settings import Settings
+from chunkweave.worker.sources import expand
 
-from chunkweave.storage.config import server_env  # noqa: E402
-from chunkweave.storage.embedded.process import die_with_parent  # noqa: E402
-from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
-from chunkweave.worker.embedded.redis_server import LocalRedis  # noqa: E402
-from chunkweave.worker.enqueue import Enqueuer  # noqa: E402
-from chunkweave.worker.jobs import JobState  # noqa: E402
-from chunkweave.worker.runtime import yield_cpu  # noqa: E402
-from chunkweave.worker.settings import Settings  # noqa: E402
-from chunkweave.worker.sources import expand  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 BIG_PDF = "pdf2image-memory-error-test-400p.pdf"
 

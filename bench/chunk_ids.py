@@ -23,7 +23,7 @@ from chunkweave.storage.config import EmbedderConfig
 from chunkweave.storage.embedders import make_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = (ROOT.parent / "shared" / "corpus", ROOT.parent / "shared" / "corpus-extra")
+SHARED = ROOT.parent / "shared"
 
 
 def _digest(payload: object) -> str:
@@ -32,7 +32,7 @@ def _digest(payload: object) -> str:
 
 
 def document_record(path: Path, embedder, max_tokens: int) -> dict[str, object]:
-    """The chunk IDs and digests of one document (or its parse error)."""
+    """Return the chunk IDs and digests of one document (or its parse error)."""
     try:
         doc = parse_document(path)
     except ParseError as err:
@@ -50,13 +50,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write the records here (JSON)")
     parser.add_argument("--compare", type=Path, help="an earlier --out file to compare with")
+    parser.add_argument(
+        "--shared", type=Path, default=SHARED, help="the folder holding corpus/ and corpus-extra/"
+    )
     args = parser.parse_args()
     embedder = make_embedder(EmbedderConfig())
     records: dict[str, object] = {}
-    files = [p for s in SETS for p in sorted(s.rglob("*")) if p.suffix.lower() in {".pdf", ".docx"}]
+    sets = (args.shared / "corpus", args.shared / "corpus-extra")
+    files = [p for s in sets for p in sorted(s.rglob("*")) if p.suffix.lower() in {".pdf", ".docx"}]
     for i, path in enumerate(files, 1):
         start = time.perf_counter()
-        key = str(path.relative_to(ROOT.parent / "shared"))
+        key = str(path.relative_to(args.shared))
         records[key] = document_record(path, embedder, embedder.max_tokens)
         print(f"[{i}/{len(files)}] {key} {time.perf_counter() - start:.1f}s", file=sys.stderr)
     if args.out:

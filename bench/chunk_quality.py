@@ -26,88 +26,20 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.groundtruth import (
-    ChunkView,
-    GroundTruth,
-    chunk_gt_headings,
-    corpus_documents,
-    heading_path_correct,
-    load_groundtruth,
-    normalize_heading,
-    percentile,
-    table_kept_whole,
-    tokens,
-)
+from bench.chunkers import BUDGET, CHUNKERS, run_chunker
+from bench.groundtruth import GroundTruth, corpus_documents, load_groundtruth
+from bench.normalize import normalize_heading, tokens
 from bench.options import corpus_parser, group_table, print_failures, write_json
 from bench.parse_quality import group_of, truncated
-from bench.peer_chunkers import PEERS, WordPieceCounter
-from bench.peers import emit, run_worker
-
-BUDGET = 512
-
-
-# --------------------------------------------------------------------------- chunkers
-
-
-def _chunkweave(path: Path, strategy: str) -> tuple[list[ChunkView], dict[str, float]]:
-    from chunkweave.chunking import ChunkOptions, chunk_document
-    from chunkweave.parsers import ParseOptions, parse_document
-
-    counter = WordPieceCounter()  # loaded before timing: tokenizer load is not chunking
-    start = time.perf_counter()
-    doc = parse_document(path, ParseOptions(mode="auto"))
-    parsed = time.perf_counter()
-    opts = ChunkOptions(strategy=strategy, max_tokens=BUDGET)
-    chunks = chunk_document(doc, opts, counter, doc_id=path.name)
-    done = time.perf_counter()
-    views = [
-        ChunkView(c.text, c.heading_path, c.pages, "table" if c.type == "table" else "text")
-        for c in chunks
-    ]
-    return views, {"parse_s": parsed - start, "chunk_s": done - parsed}
-
-
-def _peer(name: str) -> Callable[[Path], tuple[list[ChunkView], dict[str, float]]]:
-    _, fn = PEERS[name]
-
-    def run(path: Path) -> tuple[list[ChunkView], dict[str, float]]:
-        return [ChunkView(c.text, c.heading_path, c.pages, c.kind) for c in fn(path, BUDGET)], {}
-
-    return run
-
-
-ChunkFn = Callable[[Path], tuple[list[ChunkView], dict[str, float]]]
-CHUNKERS: dict[str, tuple[frozenset[str], ChunkFn]] = {
-    "chunkweave:elements": (frozenset({"pdf", "docx"}), lambda p: _chunkweave(p, "elements")),
-    "chunkweave:fixed": (frozenset({"pdf", "docx"}), lambda p: _chunkweave(p, "fixed")),
-    **{name: (formats, _peer(name)) for name, (formats, _) in PEERS.items()},
-}
-
-
-def _worker(argv: list[str]) -> int:
-    """Child-process side: chunk each file with one chunker and print JSON lines."""
-    _, fn = CHUNKERS[argv[0]]
-    for name in argv[1:]:
-        record: dict[str, Any] = {"path": name}
-        try:
-            views, timing = fn(Path(name))
-            record["chunks"] = [
-                [v.text, list(v.heading_path), list(v.pages), v.kind] for v in views
-            ]
-            record.update(timing)
-        except Exception as exc:  # one failing document is a result, not a crash
-            record["error"] = f"{type(exc).__name__}: {exc}"[:300]
-        emit(record)
-    return 0
-
-
-# --------------------------------------------------------------------------- scoring
+from bench.peer_chunkers import WordPieceCounter
+from bench.scoring import chunk_gt_headings, heading_path_correct, percentile, table_kept_whole
+from bench.views import ChunkView
+from bench.worker_protocol import run_worker
 
 
 def outline_stream(gt: GroundTruth) -> list[tuple[bool, str]]:
@@ -285,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark (or, with ``--worker``, one chunker in this process)."""
     argv = sys.argv[1:] if argv is None else argv
     if "--worker" in argv:
-        return _worker([a for a in argv if a != "--worker"])
+        return run_chunker([a for a in argv if a != "--worker"])
     args = _parser().parse_args(argv)
     results = run(args)
     print(render(results))

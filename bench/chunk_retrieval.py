@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 
 from bench.options import DEFAULT_CORPUS, ROOT, add_names, bench_parser, write_json
-from bench.peer_chunkers import PEERS, PeerChunk, wordpiece_tokenizer
+from bench.peer_chunkers import PeerChunk, wordpiece_tokenizer
+from bench.retrieval_chunkers import SYSTEMS, budget
 from chunkweave.storage.evaluate import KS, QAItem, Scores, load_qa, normalize, rank_hits, score
 
 DEFAULT_QA = ROOT / "examples" / "qa" / "corpus_qa.jsonl"
@@ -123,57 +124,6 @@ def system_scores(
         "findable": findable,
         "ranks": ranks,
     }
-
-
-# --------------------------------------------------------------------------- chunking
-
-
-def _chunkweave(strategy: str, overlap: int = 0) -> Callable[[Path, Any], list[PeerChunk]]:
-    def run(path: Path, embedder: Any) -> list[PeerChunk]:
-        from chunkweave.chunking import ChunkOptions, chunk_document, resolve_options
-        from chunkweave.parsers import parse_document
-
-        if path not in _PARSED:  # parsed once, shared by chunkweave's strategies
-            _PARSED[path] = parse_document(path)
-        doc = _PARSED[path]
-        base = ChunkOptions(strategy=strategy, overlap_tokens=overlap)
-        opts = resolve_options(base, embedder.max_tokens)
-        chunks = chunk_document(doc, opts, embedder, doc_id=path.name)
-        return [
-            PeerChunk(c.text, c.embed_text, c.heading_path, c.pages, c.type)
-            for c in chunks
-            if c.type != "section"
-        ]
-
-    return run
-
-
-def _peer(name: str) -> Callable[[Path, Any], list[PeerChunk]]:
-    _, fn = PEERS[name]
-
-    def run(path: Path, embedder: Any) -> list[PeerChunk]:
-        return fn(path, _budget(embedder))
-
-    return run
-
-
-def _budget(embedder: Any) -> int:
-    from chunkweave.chunking import ChunkOptions, resolve_options
-
-    budget = resolve_options(ChunkOptions(), embedder.max_tokens).max_tokens
-    assert budget is not None
-    return budget
-
-
-_PARSED: dict[Path, Any] = {}
-_BOTH = frozenset({"pdf", "docx"})
-SYSTEMS: dict[str, tuple[frozenset[str], Callable[[Path, Any], list[PeerChunk]]]] = {
-    "chunkweave:elements": (_BOTH, _chunkweave("elements")),
-    "chunkweave:fixed": (_BOTH, _chunkweave("fixed")),
-    "chunkweave:fixed+ov64": (_BOTH, _chunkweave("fixed", overlap=64)),
-    "chunkweave:recursive": (_BOTH, _chunkweave("recursive")),
-    **{name: (formats, _peer(name)) for name, (formats, _) in PEERS.items()},
-}
 
 
 def _fmt(path: Path) -> str:
@@ -251,7 +201,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "qa": str(args.qa.relative_to(ROOT) if args.qa.is_relative_to(ROOT) else args.qa),
         "embedder": embedder.name,
-        "budget": _budget(embedder),
+        "budget": budget(embedder),
         "embedder_max_tokens": limit,
         "k": max(KS),
         "documents": list(paths),

@@ -1,6 +1,6 @@
 """Chunking time vs parse time per corpus document (goal: chunking well under 5%).
 
-Usage: ``python bench/chunk_speed.py [--corpus DIR] [--strategy S]... [FILE ...] [--json]
+Usage: ``python -m bench.chunk_speed [--corpus DIR] [--strategy S]... [FILE ...] [--json]
 [--out PATH]``
 
 For every document: parse (timed, best of ``--parse-repeat`` runs), then chunk with
@@ -22,13 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.options import DEFAULT_CORPUS, write_json  # noqa: E402
-from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options  # noqa: E402
-from chunkweave.chunking.models import TokenCounter  # noqa: E402
-from chunkweave.parsers import ParseError, parse_document  # noqa: E402
+from bench.options import DEFAULT_CORPUS, write_json
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
+from chunkweave.chunking.models import TokenCounter
+from chunkweave.parsers import ParseError, parse_document
 
 
 def _counter() -> tuple[TokenCounter, int | None]:

@@ -5,7 +5,7 @@ in the shared corpus) at several batch sizes. Each batch size runs in a fresh
 subprocess so its peak RSS is its own. Reports chunks/s by wall clock and by
 process CPU time (the CPU figure is steadier on a shared machine), and peak RSS.
 
-    .venv/bin/python bench/embed.py [--chunks 300] [--batches 1,16,32] [--threads 0]
+    .venv/bin/python -m bench.embed [--chunks 300] [--batches 1,16,32] [--threads 0]
 """
 
 from __future__ import annotations
@@ -18,11 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from chunkweave.storage.embedders.minilm import MiniLMEmbedder
 
-from chunkweave.storage.embedders.minilm import MiniLMEmbedder  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 CORPUS = REPO.parent / "shared" / "corpus"
 SOURCE = CORPUS / "R-intro.pdf"
@@ -81,9 +79,9 @@ def main() -> None:
     print(f"{'batch':>5} {'tokens':>7} {'chunks/s':>9} {'chunks/cpu-s':>13} {'peak RSS MB':>12}")
     for batch in (int(b) for b in args.batches.split(",")):
         out = subprocess.run(
-            [sys.executable, __file__, "--one", str(batch), "--chunks", str(args.chunks),
-             "--threads", str(args.threads)],
-            check=True, capture_output=True, text=True,
+            [sys.executable, "-m", "bench.embed", "--one", str(batch),
+             "--chunks", str(args.chunks), "--threads", str(args.threads)],
+            cwd=REPO, check=True, capture_output=True, text=True,
         )  # fmt: skip
         r = json.loads(out.stdout)
         print(

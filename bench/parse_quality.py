@@ -3,7 +3,7 @@
 For every corpus document with ground truth, every system parses it (each system in its
 own child process, so one system's global state, e.g. pymupdf4llm switching PyMuPDF's
 layout engine on, cannot leak into another's), and the normalised results are scored
-with the shared functions in :mod:`bench.groundtruth`:
+with the shared functions in :mod:`bench.scoring`:
 
 - headings: precision / recall / F1 of heading texts, and level accuracy (rank of the
   level, only where the ground truth has more than one level);
@@ -17,7 +17,7 @@ Groups are scored separately: ``pdf`` and ``docx`` (docling ground truth),
 ``outline`` (PDF bookmarks; recall is the meaningful number there; tables too where a
 ``.tables.json`` lies next to it) and ``tables`` (a ``.tables.json`` only, as in
 ``corpus-extra``). Where there is no header/footer annotation (``outline``,
-``tables``), furniture is the proxy :func:`bench.groundtruth.running_line_leaks`:
+``tables``), furniture is the proxy :func:`bench.scoring.running_line_leaks`:
 page numbers and running lines at the page edges of the body, per page.
 
 ``--outline-blind`` removes the outline (bookmarks) from every PDF before any system
@@ -39,27 +39,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.groundtruth import (
-    GroundTruth,
-    Item,
-    corpus_documents,
-    furniture_leaks,
-    level_accuracy,
-    load_groundtruth,
-    markdown_body_text,
-    match_headings,
-    match_tables,
-    prf,
-    running_line_leaks,
-    token_f1,
-)
+from bench.groundtruth import GroundTruth, corpus_documents, load_groundtruth
+from bench.normalize import markdown_body_text
 from bench.options import (
     corpus_parser,
     group_table,
     print_failures,
     write_json,
 )
-from bench.peers import PARSERS, item_from_json, run_worker
+from bench.peers import PARSERS
+from bench.scoring import (
+    furniture_leaks,
+    level_accuracy,
+    match_headings,
+    match_tables,
+    prf,
+    running_line_leaks,
+    token_f1,
+)
+from bench.views import Item
+from bench.worker_protocol import item_from_json, run_worker
 
 
 @dataclass

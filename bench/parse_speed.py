@@ -34,7 +34,8 @@ from typing import Any
 
 from bench.options import corpus_parser, write_json
 from bench.parse_quality import truncated
-from bench.peers import PARSERS, page_count, run_worker
+from bench.peers import PARSERS, page_count
+from bench.worker_protocol import run_worker
 
 LONG_DOCS = ("pdf2image-memory-error-test-400p.pdf", "R-intro.pdf", "handbook-872p.docx")
 #: Page counts for DOCX files that carry none (no ``docProps/app.xml``, no rendered page

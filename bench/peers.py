@@ -1,10 +1,9 @@
-"""Adapters: every system under test as ``path -> normalised result``.
+"""Parser adapters: every parser system under test as ``path -> list[Item]``, by name.
 
-Each parser system maps a file to a list of :class:`bench.groundtruth.Item`; each
-chunker maps a file to a list of :class:`bench.groundtruth.ChunkView`. Peer libraries
-are imported lazily inside the adapters, so this module imports anywhere (the pure
-Markdown helpers are unit-tested in the project's own venv); the peers themselves are
-installed only in ``bench/.venv-peers`` (see ``scripts/bench-peers-setup.sh``).
+Each parser system maps a file to a list of :class:`bench.views.Item` (the chunkers
+are in :mod:`bench.peer_chunkers`). Peer libraries are imported lazily inside the
+adapters, so this module imports anywhere; the peers themselves are installed only
+in ``bench/.venv-peers`` (see ``scripts/bench-peers-setup.sh``).
 
 Run as a module it parses one file with one system and prints a JSON summary; the
 speed benchmark starts it once per system so that each runs in its own process:
@@ -14,8 +13,6 @@ speed benchmark starts it once per system so that each runs in its own process:
 
 from __future__ import annotations
 
-import html.parser
-import json
 import re
 import sys
 import time
@@ -25,113 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.groundtruth import Item, walk_body
-
-# --------------------------------------------------------------------------- Markdown
-
-
-def markdown_items(md: str, page: int | None = None) -> list[Item]:
-    """Split Markdown into items, the way a reader of a peer's Markdown would.
-
-    ``#`` lines become headings (level = number of ``#``); runs of pipe-table lines
-    become one table; fenced code blocks and other blocks become text (a ``#`` inside a
-    code fence is a comment, not a heading). Bold-only lines are not promoted to
-    headings: a heading must be marked as one.
-    """
-    items: list[Item] = []
-    para: list[str] = []
-    table: list[str] = []
-    in_code = False
-
-    def flush_para() -> None:
-        if para:
-            items.append(Item("text", " ".join(para), page=page))
-            para.clear()
-
-    def flush_table() -> None:
-        if table:
-            rows = pipe_table_rows(table)
-            if rows:
-                text = "\n".join("\t".join(r) for r in rows)
-                items.append(Item("table", text, page=page, rows=rows))
-            table.clear()
-
-    for line in md.splitlines():
-        s = line.strip()
-        if s.startswith("```"):
-            flush_table()
-            flush_para()
-            in_code = not in_code
-            continue
-        if in_code:
-            para.append(s)
-            continue
-        if s.startswith("|"):
-            flush_para()
-            table.append(s)
-            continue
-        flush_table()
-        m = re.match(r"^(#{1,6})\s+(.*)$", s)
-        if m:
-            flush_para()
-            items.append(Item("heading", m.group(2).strip(), level=len(m.group(1)), page=page))
-        elif not s:
-            flush_para()
-        else:
-            para.append(s)
-    flush_para()
-    flush_table()
-    return items
-
-
-def pipe_table_rows(lines: list[str]) -> tuple[tuple[str, ...], ...]:
-    """Return the rows of a Markdown pipe table (separator rows dropped, escaped pipes kept)."""
-    rows: list[tuple[str, ...]] = []
-    for line in lines:
-        body = line.strip()
-        if body.startswith("|"):
-            body = body[1:]
-        if body.endswith("|") and not body.endswith("\\|"):
-            body = body[:-1]
-        cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", body)]
-        if any(cells) and all(re.fullmatch(r":?-+:?", c) for c in cells if c):
-            continue
-        rows.append(tuple(cells))
-    return tuple(rows)
-
-
-class _HtmlTable(html.parser.HTMLParser):
-    """Collect the cell texts of the first-level rows of an HTML table."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[list[str]] = []
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "tr":
-            self.rows.append([])
-        elif tag in ("td", "th"):
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("td", "th") and self._cell is not None and self.rows:
-            self.rows[-1].append(" ".join("".join(self._cell).split()))
-            self._cell = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def html_table_rows(markup: str) -> tuple[tuple[str, ...], ...]:
-    """Return the rows of an HTML table as cell strings (spans are not expanded)."""
-    parser = _HtmlTable()
-    parser.feed(markup)
-    return tuple(tuple(r) for r in parser.rows if r)
-
-
-# --------------------------------------------------------------------------- chunkweave
+from bench.groundtruth import walk_body
+from bench.markdown_items import html_table_rows, markdown_items
+from bench.views import Item
+from bench.worker_protocol import emit, item_to_json
 
 
 def _chunkweave_items(path: Path, mode: str) -> list[Item]:
@@ -151,9 +45,6 @@ def _chunkweave_items(path: Path, mode: str) -> list[Item]:
         else:
             items.append(Item("text", el.text, page=el.page))
     return items
-
-
-# --------------------------------------------------------------------------- pymupdf4llm
 
 
 def _pymupdf4llm_items(path: Path, layout: bool) -> list[Item]:
@@ -182,9 +73,6 @@ def pymupdf4llm_markdown(path: Path) -> str:
     pymupdf4llm.use_layout(True)
     md: str = pymupdf4llm.to_markdown(str(path), header=False, footer=False, show_progress=False)
     return md
-
-
-# --------------------------------------------------------------------------- unstructured
 
 
 _UNSTRUCTURED_FURNITURE = {"Header", "Footer", "PageNumber"}
@@ -224,9 +112,6 @@ def _unstructured_items(path: Path) -> list[Item]:
         else:
             items.append(Item("text", el.text, page=page))
     return items
-
-
-# --------------------------------------------------------------------------- docling
 
 
 def docling_dict_items(data: dict[str, Any]) -> list[Item]:
@@ -278,9 +163,6 @@ def _docling_rs_items(path: Path) -> list[Item]:
     return docling_dict_items(converter.convert(str(path)).document.export_to_dict())
 
 
-# --------------------------------------------------------------------------- registry
-
-
 @dataclass(frozen=True)
 class ParserSystem:
     """A parser under test: its name, the formats it reads and its adapter."""
@@ -324,85 +206,6 @@ def page_count(path: Path) -> int:
             return 0
     m = re.search(r"<Pages>(\d+)</Pages>", app)
     return int(m.group(1)) if m else 0
-
-
-def item_to_json(item: Item) -> dict[str, Any]:
-    """Return a JSON-safe dict of an item (the worker protocol's wire form)."""
-    return {
-        "kind": item.kind,
-        "text": item.text,
-        "level": item.level,
-        "page": item.page,
-        "rows": [list(r) for r in item.rows] if item.rows is not None else None,
-    }
-
-
-def item_from_json(data: dict[str, Any]) -> Item:
-    """Inverse of :func:`item_to_json`."""
-    rows = data.get("rows")
-    return Item(
-        data["kind"],
-        data["text"],
-        data.get("level"),
-        data.get("page"),
-        tuple(tuple(r) for r in rows) if rows is not None else None,
-    )
-
-
-#: Prefix of the worker protocol's result lines: libraries print to stdout too.
-MARK = "@@bench-record "
-
-
-def emit(record: dict[str, Any]) -> None:
-    """Print one worker result record (a marked JSON line) to stdout."""
-    print(MARK + json.dumps(record), flush=True)
-
-
-def run_worker(
-    module: str, system: str, files: list[Path], *, timeout: float, extra: tuple[str, ...] = ()
-) -> tuple[list[dict[str, Any]], str | None, Any]:
-    """Run ``python -m MODULE SYSTEM FILE...`` in a child process; collect its records.
-
-    Returns the records the child printed (one per file it finished), an error string
-    if it timed out or died (None otherwise) and the child's ``resource`` usage (from
-    ``os.wait4``, so ``ru_maxrss`` is this child's own peak RSS in KiB).
-    """
-    import os
-    import subprocess
-    import tempfile
-
-    root = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", module, system, *map(str, files), *extra],
-            cwd=root,
-            stdout=out,
-            stderr=err,
-            env={**os.environ, "UNSTRUCTURED_DISABLE_NOTICE": "1", "HF_HUB_OFFLINE": "1"},
-        )
-        deadline = time.monotonic() + timeout
-        status = None
-        while time.monotonic() < deadline:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            time.sleep(0.05)
-        else:
-            proc.kill()
-            _, status, usage = os.wait4(proc.pid, 0)
-            status = None
-        proc.returncode = 0  # reaped above; keep Popen from waiting again
-        out.seek(0)
-        lines = out.read().decode(errors="replace").splitlines()
-        records = [json.loads(ln[len(MARK) :]) for ln in lines if ln.startswith(MARK)]
-        error = None
-        if status is None:
-            error = f"timed out after {timeout:.0f}s"
-        elif status != 0:
-            err.seek(0)
-            tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
-            error = f"exit status {os.waitstatus_to_exitcode(status)}: {' '.join(tail)}"
-    return records, error, usage
 
 
 def _main(argv: list[str]) -> int:

@@ -14,7 +14,7 @@ client's CPU per chunk. The stand-in serves any number of requests at once, so t
 ideal grows with ``N``: a real GPU server saturates somewhere, which this does not
 model.
 
-    .venv/bin/python bench/remote_embed.py [--chunks 1024] [--runs 5] \\
+    .venv/bin/python -m bench.remote_embed [--chunks 1024] [--runs 5] \\
         [--concurrency 1,4,16] [--delay-ms 50] [--json bench/results/remote_embed.json]
 """
 
@@ -33,12 +33,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from bench.options import bench_parser, write_json
+from chunkweave.storage.embedders.openai import OpenAIEmbedder
 
-from bench.options import bench_parser, write_json  # noqa: E402
-from chunkweave.storage.embedders.openai import OpenAIEmbedder  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 PROSE = (
     "the river delta carries sediment into a shallow basin where tides sort sand from "
@@ -127,9 +125,10 @@ def main() -> None:
     levels = [int(n) for n in args.concurrency.split(",") if n]
     chunks = make_chunks(args.chunks, args.words)
     batches = -(-args.chunks // args.batch_size)
-    command = [sys.executable, __file__, "--serve", "--delay-ms", str(args.delay_ms)]
+    command = [sys.executable, "-m", "bench.remote_embed", "--serve"]
+    command += ["--delay-ms", str(args.delay_ms)]
     command += ["--dimension", str(args.dimension)]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())

@@ -36,7 +36,7 @@ default) and one without (``keyword_index`` off), alternating, median of
 ``--repeats``. Real embeddings cluster, so HNSW builds faster than on random vectors,
 but real text makes the keyword index the server's main cost.
 
-Usage: ``python bench/upsert.py [--docs 40] [--chunks-per-doc 100] [--single 300]
+Usage: ``python -m bench.upsert [--docs 40] [--chunks-per-doc 100] [--single 300]
 [--repeats 3] [--no-corpus] [--json PATH]``. ``batch`` and ``batch_client_encoder`` are
 the median of ``--repeats`` runs each (all runs listed under ``*_runs_chunks_per_s``),
 each started in a quiet moment of the machine (waiting up to a minute); ``*_other_cpu_s``
@@ -65,17 +65,15 @@ import psutil
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import Filter
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from chunkweave.chunking.models import Chunk
+from chunkweave.storage.chunk_schema import CHUNK_PROPERTIES, identity_description
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties
 
-from chunkweave.chunking.models import Chunk  # noqa: E402
-from chunkweave.storage.chunk_schema import CHUNK_PROPERTIES, identity_description  # noqa: E402
-from chunkweave.storage.config import WeaviateConfig  # noqa: E402
-from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
-from chunkweave.storage.ingest import Pipeline  # noqa: E402
-from chunkweave.storage.uuids import chunk_uuid  # noqa: E402
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DIM = 384
 #: Weaviate's own HNSW defaults (what collections got before chunkweave set them).

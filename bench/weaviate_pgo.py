@@ -1,6 +1,6 @@
 """Plain vs profile-guided Weaviate build: batch upsert rate and server CPU, same run.
 
-Usage: ``python bench/weaviate_pgo.py [--repeats 6] [--json bench/results/weaviate_pgo.json]``
+Usage: ``python -m bench.weaviate_pgo [--repeats 6] [--json bench/results/weaviate_pgo.json]``
 
 Starts two embedded servers of the pinned version, one built plainly
 (``CHUNKWEAVE_WEAVIATE_PGO=off``, built first if missing) and one built with
@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
@@ -25,16 +24,11 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from upsert import DIM, CpuMeter, make_chunks, repeated_upserts  # noqa: E402
-
-from chunkweave.storage.config import WeaviateConfig  # noqa: E402
-from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
-from chunkweave.storage.embedded.weaviate_build import ensure_binary, pgo_profile  # noqa: E402
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
+from bench.upsert import DIM, CpuMeter, make_chunks, repeated_upserts
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.storage.embedded.weaviate_build import ensure_binary, pgo_profile
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 
 
 def binaries() -> dict[str, Path]:

@@ -1,6 +1,6 @@
 """Record the CPU profile the embedded Weaviate is built with (Go profile-guided optimisation).
 
-Usage: ``python bench/weaviate_profile.py [--out storage/weaviate.pgo] [--rounds 3]``
+Usage: ``python -m bench.weaviate_profile [--out storage/weaviate.pgo] [--rounds 3]``
 
 Starts the embedded Weaviate (whichever binary
 :mod:`chunkweave.storage.embedded.weaviate_build` would start) on a temporary data
@@ -33,16 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from upsert import DIM, make_chunks  # noqa: E402
-
-from chunkweave.storage.config import WeaviateConfig  # noqa: E402
-from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
-from chunkweave.storage.embedded.weaviate_build import PGO_PROFILE  # noqa: E402
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore  # noqa: E402
+from bench.upsert import DIM, make_chunks
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.storage.embedded.weaviate_build import PGO_PROFILE
+from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
 
 
 def workload(store: WeaviateStore, rounds: int) -> None:

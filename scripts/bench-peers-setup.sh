@@ -35,4 +35,4 @@ for mod in ("pymupdf4llm", "pymupdf.layout", "unstructured", "en_core_web_sm_vbs
     status = "ok" if importlib.util.find_spec(mod) is not None else "MISSING"
     print(f"  {mod:28s} {status}")
 PY
-echo "bench-peers-setup: ready: $VENV"
+echo "bench-peers-setup: ready: $VENV (run a bench from $ROOT: $VENV/bin/python -m bench.X)"

@@ -13,7 +13,7 @@ from chunkweave.worker.api import create_app
 from chunkweave.worker.metrics import record_document, record_failure
 from chunkweave.worker.settings import Settings, SourcesConfig
 from tests.fixtures_services import WorkerProcs, wait_for
-from tests.test_worker_standin import FACTORY
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 TOKEN = "s3cret-token"

@@ -20,6 +20,7 @@ from chunkweave.parsers.errors import (
     ParseError,
     UnsafeDocumentError,
 )
+from tests.docx_builders import patch_declared_size
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
@@ -113,21 +114,6 @@ def test_zip_bomb_with_lying_declared_size_is_refused(tmp_path: Path) -> None:
     path = _with_document_xml(tmp_path, xml)
     patch_declared_size(path, "word/document.xml", 1024)
     _refused(path, (UnsafeDocumentError, CorruptDocumentError))  # type: ignore[arg-type]
-
-
-def patch_declared_size(path: Path, name: str, size: int) -> None:
-    """Rewrite the uncompressed size a zip declares for ``name`` (local and central headers)."""
-    data = bytearray(path.read_bytes())
-    encoded = name.encode()
-    # Local header: uncompressed size at offset 22; central directory: offset 24.
-    for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
-        start = 0
-        while (i := data.find(sig, start)) >= 0:
-            start = i + 4
-            name_at = i + (30 if sig == b"PK\x03\x04" else 46)
-            if data[name_at : name_at + len(encoded)] == encoded:
-                data[i + off : i + off + 4] = size.to_bytes(4, "little")
-    path.write_bytes(bytes(data))
 
 
 def test_too_many_zip_entries_is_refused(tmp_path: Path) -> None:

@@ -1,35 +1,27 @@
-"""Unit tests of the benchmarks' pure scoring functions and ground-truth loaders."""
+"""Unit tests of the benchmarks' pure scoring functions and text normal forms."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from bench.groundtruth import (
-    ChunkView,
-    GtHeading,
-    GtTable,
-    Item,
+from bench.groundtruth import GtHeading, GtTable
+from bench.normalize import markdown_body_text, normalize_heading, normalize_text
+from bench.scoring import (
     chunk_gt_headings,
     furniture_leaks,
     heading_path_correct,
     level_accuracy,
-    load_docling_json,
-    load_groundtruth,
-    markdown_body_text,
     match_headings,
     match_tables,
-    normalize_heading,
-    normalize_text,
     percentile,
     prf,
     running_line_leaks,
     table_kept_whole,
     token_f1,
 )
-from bench.peers import html_table_rows, markdown_items, pipe_table_rows
+from bench.views import ChunkView, Item
 
 
 def heading(text: str, level: int = 1) -> Item:
@@ -39,9 +31,6 @@ def heading(text: str, level: int = 1) -> Item:
 def table(rows: list[list[str]]) -> Item:
     cells = tuple(tuple(r) for r in rows)
     return Item("table", "\n".join("\t".join(r) for r in cells), rows=cells)
-
-
-# ---------------------------------------------------------------- basics
 
 
 def test_prf_counts_and_empty_sides() -> None:
@@ -85,9 +74,6 @@ def test_percentile_nearest_rank() -> None:
     assert percentile([], 50) == 0
 
 
-# ---------------------------------------------------------------- headings
-
-
 def test_match_headings_exact_fuzzy_and_one_to_one() -> None:
     gt = [GtHeading("Introduction", 1), GtHeading("Related work", 2), GtHeading("Results", 1)]
     pred = [
@@ -122,9 +108,6 @@ def test_match_headings_reports_level_pairs() -> None:
     assert level_accuracy(score.level_pairs) == 0.5
 
 
-# ---------------------------------------------------------------- tables
-
-
 def test_match_tables_by_content_and_shape() -> None:
     gt = [
         GtTable(2, 2, ("name", "age", "ann", "31")),
@@ -144,9 +127,6 @@ def test_match_tables_no_tables() -> None:
     assert (score.tp, score.n_pred, score.n_gt) == (0, 0, 1)
 
 
-# ---------------------------------------------------------------- text
-
-
 def test_token_f1_unigram_and_bigram_order() -> None:
     text = "the quick brown fox jumps over the lazy dog"
     assert token_f1(text, text) == 1.0
@@ -159,9 +139,6 @@ def test_token_f1_unigram_and_bigram_order() -> None:
 def test_markdown_body_text_keeps_words_drops_syntax() -> None:
     md = "# Title\n\n- item one\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
     assert normalize_text(markdown_body_text(md)) == "title item one a b 1 2"
-
-
-# ---------------------------------------------------------------- furniture
 
 
 def test_furniture_leaks_exact_and_inside() -> None:
@@ -187,9 +164,6 @@ def test_furniture_leaks_discount_text_the_gt_body_also_holds() -> None:
     assert furniture_leaks(body, furniture, gt_body) == (2, 3)
     # Without the reference every occurrence counts.
     assert furniture_leaks([title, "1", "Intro text"], furniture) == (2, 3)
-
-
-# ---------------------------------------------------------------- chunk headings
 
 
 def test_chunk_gt_headings_locates_chunks() -> None:
@@ -227,189 +201,6 @@ def test_table_kept_whole() -> None:
     assert not table_kept_whole(cells, ["name age ann", "31 bob 42"])
     assert not table_kept_whole(cells, [])
     assert not table_kept_whole((), ["anything"])
-
-
-# ---------------------------------------------------------------- Markdown views
-
-
-def test_markdown_items_headings_tables_code() -> None:
-    md = (
-        "# Top\n\nIntro para\nsame para\n\n## Sub\n\n"
-        "| h1 | h2 |\n| --- | --- |\n| a \\| b | c |\n\n"
-        "```\n# a comment, not a heading\n```\n"
-    )
-    items = markdown_items(md, page=3)
-    kinds = [(i.kind, i.level) for i in items]
-    assert kinds == [
-        ("heading", 1),
-        ("text", None),
-        ("heading", 2),
-        ("table", None),
-        ("text", None),
-    ]
-    assert items[1].text == "Intro para same para"
-    assert items[3].rows == (("h1", "h2"), ("a | b", "c"))
-    assert all(i.page == 3 for i in items)
-
-
-def test_pipe_and_html_table_rows() -> None:
-    assert pipe_table_rows(["|a|b|", "|:-|-:|", "|1|2|"]) == (("a", "b"), ("1", "2"))
-    markup = "<table><tr><th>A</th><th>B</th></tr><tr><td>1</td><td> 2 <b>x</b></td></tr></table>"
-    assert html_table_rows(markup) == (("A", "B"), ("1", "2 x"))
-
-
-# ---------------------------------------------------------------- loaders
-
-
-def test_load_docling_json_built(tmp_path: Path) -> None:
-    doc = {
-        "body": {"children": [{"$ref": "#/texts/0"}, {"$ref": "#/groups/0"}]},
-        "groups": [
-            {"self_ref": "#/groups/0", "children": [{"$ref": "#/texts/1"}, {"$ref": "#/tables/0"}]}
-        ],
-        "texts": [
-            {"self_ref": "#/texts/0", "label": "section_header", "level": 2, "text": "Intro"},
-            {"self_ref": "#/texts/1", "label": "text", "text": "Body text"},
-            {
-                "self_ref": "#/texts/2",
-                "label": "page_footer",
-                "text": "Page 1",
-                "content_layer": "furniture",
-            },
-        ],
-        "tables": [
-            {
-                "self_ref": "#/tables/0",
-                "prov": [{"page_no": 4}],
-                "data": {
-                    "num_rows": 2,
-                    "num_cols": 1,
-                    "table_cells": [{"text": "a"}, {"text": "b"}],
-                },
-            }
-        ],
-    }
-    path = tmp_path / "x.groundtruth.json"
-    path.write_text(json.dumps(doc))
-    gt = load_docling_json(path, tmp_path / "x.pdf")
-    assert gt.headings == [GtHeading("Intro", 2, None)]
-    assert gt.tables == [GtTable(2, 1, ("a", "b"), 4)]
-    assert gt.furniture == ["Page 1"]
-    assert gt.stream == [(True, "Intro"), (False, "Body text"), (False, "a b")]
-    assert not gt.levels_informative
-
-
-def test_corpus_groundtruth_files_agree(corpus: Path) -> None:
-    """The JSON loader finds as many tables and headings as the GT Markdown shows."""
-    doc = corpus / "redp5110_sampled.pdf"
-    gt = load_groundtruth(doc)
-    assert gt is not None and gt.markdown is not None
-    md_items = markdown_items(gt.markdown)
-    assert len(gt.tables) == sum(1 for i in md_items if i.kind == "table")
-    assert len(gt.headings) == sum(1 for i in md_items if i.kind == "heading")
-    assert gt.furniture  # running footers are furniture in the GT
-
-
-def test_corpus_outline_loader(corpus: Path) -> None:
-    doc = corpus / "R-intro.pdf"
-    gt = load_groundtruth(doc)
-    assert gt is not None and gt.source == "outline"
-    tsv = corpus / "R-intro.groundtruth.pdf-outline.tsv"
-    assert len(gt.headings) == len(tsv.read_text().strip().splitlines()) - 1
-    assert gt.levels_informative
-
-
-# --------------------------------------------------------------------------- chunk_retrieval
-
-
-def test_markup_normalize_drops_table_pipes_and_emphasis() -> None:
-    from bench.chunk_retrieval import markup_normalize
-
-    md = "## 3.1 Types\n\n| Type | Use |\n|:---|---:|\n| **DECIMAL** | exact<br>numbers |"
-    assert markup_normalize(md) == "3.1 Types Type Use DECIMAL exact numbers"
-    assert markup_normalize("R\\_HOME is `set`") == "RHOME is set"
-
-
-def test_markup_normalize_keeps_plain_text_and_inner_hyphens() -> None:
-    from bench.chunk_retrieval import markup_normalize
-
-    # only rule rows lose their dashes; words, numbers and a '#' inside a line stay
-    assert markup_normalize("well-known  C# value -3\n---") == "well-known C# value -3"
-
-
-def test_markup_normalize_makes_markdown_table_cells_hits() -> None:
-    """A cell split by pipes and bold is a hit under markup_normalize, not under normalize."""
-    import numpy as np
-
-    from bench.chunk_retrieval import markup_normalize
-    from chunkweave.storage.evaluate import QAItem, rank_hits
-
-    questions = [QAItem(question="q", evidence="exact numbers", doc="a.pdf")]
-    texts = ["| **exact** numbers |", "| exact | numbers |"]
-    vectors, query = np.array([[1.0, 0.0], [0.9, 0.1]]), np.array([[1.0, 0.0]])
-    docs = ["a.pdf", "a.pdf"]
-    assert rank_hits(questions, texts, docs, vectors, query, 10) == [None]
-    assert rank_hits(questions, texts, docs, vectors, query, 10, norm=markup_normalize) == [1]
-    # the doc must match too
-    assert rank_hits(
-        questions, texts, ["b.pdf"] * 2, vectors, query, 10, norm=markup_normalize
-    ) == [None]
-
-
-def test_cut_to_fit_keeps_the_longest_prefix_that_fits() -> None:
-    from bench.chunk_retrieval import cut_to_fit
-
-    text = "one two three four"
-    ends = [3, 7, 13, 18]  # one "token" per word
-
-    def count(s: str) -> int:
-        return len(s.split()) + 2  # two specials, as BERT
-
-    assert cut_to_fit(text, ends, count, 6) == text
-    assert cut_to_fit(text, ends, count, 5) == "one two three"
-    assert cut_to_fit(text, ends, count, 3) == "one"
-    assert cut_to_fit(text, ends, count, 2) == ""
-
-
-def test_name_list_keeps_order_and_refuses_unknown_names():
-    import argparse
-
-    from bench.options import name_list
-
-    parse = name_list(["a", "b", "c"], "systems")
-    assert parse("c,a,") == ["c", "a"]
-    with pytest.raises(argparse.ArgumentTypeError, match="unknown systems: x, z"):
-        parse("a,z,x")
-
-
-# ---------------------------------------------------------------- corpus-extra
-
-
-def test_tables_json_loads_shapes_and_cells(tmp_path: Path) -> None:
-    doc = tmp_path / "t.pdf"
-    doc.write_bytes(b"%PDF-1.4")
-    data = {
-        "source": "x",
-        "complete": True,
-        "tables": [{"page": 2, "rows": [["a", ""], ["b", "c"], ["d"]]}],
-    }
-    (tmp_path / "t.groundtruth.tables.json").write_text(json.dumps(data), encoding="utf-8")
-    gt = load_groundtruth(doc)
-    assert gt is not None and gt.source == "tables" and gt.tables_known
-    assert gt.tables == [GtTable(3, 2, ("a", "b", "c", "d"), 2)]
-
-
-def test_tables_json_next_to_an_outline_is_scored_too(tmp_path: Path) -> None:
-    doc = tmp_path / "t.pdf"
-    doc.write_bytes(b"%PDF-1.4")
-    (tmp_path / "t.groundtruth.pdf-outline.tsv").write_text(
-        "level\ttitle\tpage\n1\tIntro\t1\n", encoding="utf-8"
-    )
-    data = {"tables": [{"page": 1, "rows": [["a", "b"]]}]}
-    (tmp_path / "t.groundtruth.tables.json").write_text(json.dumps(data), encoding="utf-8")
-    gt = load_groundtruth(doc)
-    assert gt is not None and gt.source == "outline" and gt.tables_known
-    assert [h.text for h in gt.headings] == ["Intro"] and len(gt.tables) == 1
 
 
 def test_running_line_proxy_counts_edge_repeats_and_page_numbers() -> None:

@@ -10,7 +10,7 @@ import pytest
 from chunkweave.chunking import Chunk, ChunkOptions, chunk_document, resolve_options
 from chunkweave.chunking.models import TokenCounter
 from chunkweave.parsers import ParsedDocument, parse_document
-from tests.test_chunk_support import norm
+from tests.chunk_helpers import norm
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from chunkweave.chunking.navigation import (
     navigation_orders,
 )
 from chunkweave.parsers import parse_document
-from tests.test_chunk_support import el, make_doc
+from tests.chunk_helpers import el, make_doc
 
 COUNTER = ApproxTokenCounter()
 

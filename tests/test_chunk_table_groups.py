@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
 from chunkweave.chunking.tables import balanced_row_groups
-from tests.test_chunk_support import el, make_doc
+from tests.chunk_helpers import el, make_doc
 
 ROWS = (("Name", "Size"), ("alpha", "1"), ("beta", "2"))
 

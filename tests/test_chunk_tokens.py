@@ -13,7 +13,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processor
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
 from chunkweave.chunking.tokens import Meter
 from chunkweave.parsers.document import ParsedDocument
-from tests.test_chunk_support import documents, el, make_doc, words
+from tests.chunk_helpers import documents, el, make_doc, words
 
 MINILM_TOKENIZER = (
     Path(__file__).resolve().parents[1]

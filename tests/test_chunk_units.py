@@ -11,7 +11,7 @@ from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.ids import assign_ids, chunk_id, content_key
 from chunkweave.chunking.sections import auto_heading_level
 from chunkweave.chunking.split import sentence_spans
-from tests.test_chunk_support import el, make_doc, norm, words
+from tests.chunk_helpers import el, make_doc, norm, words
 
 COUNTER = ApproxTokenCounter()
 

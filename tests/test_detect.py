@@ -22,7 +22,7 @@ from chunkweave.parsers.errors import (
     UnsafeDocumentError,
     UnsupportedFormatError,
 )
-from tests.test_bad_input_docx import patch_declared_size
+from tests.docx_builders import patch_declared_size
 
 
 def _pdf_bytes() -> bytes:

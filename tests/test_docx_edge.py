@@ -15,7 +15,7 @@ from chunkweave.parsers import parse_document
 from chunkweave.parsers.docx_blocks import MAX_NESTING
 from chunkweave.parsers.docx_strict import transitional_uri
 from chunkweave.parsers.errors import UnsafeDocumentError
-from tests.test_docx_features import _add_footnotes_part
+from tests.docx_builders import add_footnotes_part
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 EXTRA = Path(__file__).resolve().parents[2] / "shared" / "corpus-extra"
@@ -70,7 +70,7 @@ def _feature_document(tmp_path: Path) -> Path:
     )
     path = tmp_path / "transitional.docx"
     d.save(str(path))
-    _add_footnotes_part(path, "Audited figures.")
+    add_footnotes_part(path, "Audited figures.")
     return path
 
 

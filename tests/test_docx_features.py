@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import docx
@@ -15,6 +14,7 @@ from docx.shared import Pt
 
 from chunkweave.parsers import ParseOptions, parse_document
 from chunkweave.parsers.elements import Element
+from tests.docx_builders import add_footnotes_part
 
 _MC_WPS = (
     'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
@@ -265,7 +265,7 @@ def test_footnote_follows_referencing_paragraph(tmp_path: Path) -> None:
     p._p.append(parse_xml(f'<w:r {nsdecls("w")}><w:footnoteReference w:id="1"/></w:r>'))
     d.add_paragraph("Next")
     path = _save(d, tmp_path)
-    _add_footnotes_part(path, "The source.")
+    add_footnotes_part(path, "The source.")
     els = parse_document(path).elements
     assert [(e.type, e.text) for e in els] == [
         ("paragraph", "Claim"),
@@ -278,31 +278,6 @@ def _save(d: docx.document.Document, tmp_path: Path) -> Path:
     path = tmp_path / "doc.docx"
     d.save(str(path))
     return path
-
-
-def _add_footnotes_part(path: Path, text: str) -> None:
-    # python-docx cannot write footnotes: add the part and its relationship.
-    w = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-    part = (
-        f'<w:footnotes xmlns:w="{w}"><w:footnote w:type="separator" w:id="-1"><w:p><w:r>'
-        f'<w:separator/></w:r></w:p></w:footnote><w:footnote w:id="1"><w:p><w:r><w:t>{text}'
-        "</w:t></w:r></w:p></w:footnote></w:footnotes>"
-    )
-    rel = (
-        '<Relationship Id="rIdFn" Target="footnotes.xml" Type="http://schemas.openxmlformats.org/'
-        'officeDocument/2006/relationships/footnotes"/>'
-    )
-    src = zipfile.ZipFile(path)
-    items = {n: src.read(n) for n in src.namelist()}
-    src.close()
-    rels = items["word/_rels/document.xml.rels"].decode()
-    items["word/_rels/document.xml.rels"] = rels.replace(
-        "</Relationships>", rel + "</Relationships>"
-    ).encode()
-    items["word/footnotes.xml"] = part.encode()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
-        for name, data in items.items():
-            out.writestr(name, data)
 
 
 @pytest.mark.parametrize("font", ["Consolas", "Courier New"])

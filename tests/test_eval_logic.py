@@ -23,7 +23,7 @@ from chunkweave.storage.evaluate import (
     score,
     write_qa,
 )
-from tests.test_chunk_support import el, make_doc, words
+from tests.chunk_helpers import el, make_doc, words
 
 
 class BagOfWords:

@@ -1,6 +1,6 @@
 """``auto`` mode routing: the layout model runs where the heuristics are unsure, not elsewhere.
 
-Failure class 1 of issue 13: a short word-processor PDF whose section titles are
+The case it exists for: a short word-processor PDF whose section titles are
 bold body-size lines (no numbering, no outline), in a document that also sets a
 whole paragraph in bold, so the profile cannot learn "bold body size" as a heading
 style. The heuristics leave the titles as paragraphs; ``auto`` must send those pages

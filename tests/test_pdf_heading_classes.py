@@ -1,8 +1,8 @@
-"""Issue 13 heading classes 2 and 3, on small synthetic PDFs.
+"""Numbered sub-headings and outline-leaf headings, on small synthetic PDFs.
 
-Class 2: sub-headings numbered "(1)", "一、", "（一）" ... under numbered sections are
+Sub-headings numbered "(1)", "一、", "（一）" ... under numbered sections are
 found, siblings share a level (the scheme's place in the document's nesting), and
-enumerated items of body text stay list items. Class 3: the lowest-level entries of an
+enumerated items of body text stay list items. The lowest-level entries of an
 outline, set as short bold body-size lines, become headings at the outline's level.
 """
 
@@ -90,9 +90,6 @@ def _headings(path: Path) -> list[Element]:
     return [e for e in doc.elements if e.type == "heading"]
 
 
-# --------------------------------------------------------------------------- pure logic
-
-
 def test_numbering_schemes() -> None:
     assert numbering_scheme("2.3 Results") == "dec2"
     assert numbering_scheme("(1) Costs") == "paren-digit"
@@ -151,9 +148,6 @@ def test_outline_keys_ignore_roman_and_spelled_numbers() -> None:
     assert match_key("CHAPTER ONE: Creators") == match_key("Chapter 1: Creators")
     # A pronoun is not a number.
     assert match_key("I think so") == "ithinkso"
-
-
-# --------------------------------------------------------------------------- class 2
 
 
 def _paren_report(path: Path) -> None:
@@ -228,9 +222,6 @@ def test_cjk_numbered_subheadings_take_the_schemes_level(tmp_path: Path) -> None
     assert len(secs) == 2 and len(subs) == 6, levels
     assert len(set(secs.values())) == 1 and len(set(subs.values())) == 1
     assert next(iter(subs.values())) == next(iter(secs.values())) + 1  # type: ignore[operator]
-
-
-# --------------------------------------------------------------------------- class 3
 
 
 def _outlined_book(path: Path) -> list[tuple[int, str, str]]:

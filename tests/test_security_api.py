@@ -1,7 +1,7 @@
-"""Issue 15, the HTTP API as an attacker on the network meets it (real Redis, real S3).
+"""The HTTP API as an attacker on the network meets it (real Redis, real S3).
 
 Each test replays one attack and checks it fails with the intended status and leaves
-nothing queued, written or changed. Item numbers are the issue's.
+nothing queued, written or changed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from chunkweave.worker.jobs import JOBS_INDEX, JobStore
 from chunkweave.worker.settings import Settings, SourcesConfig
 from chunkweave.worker.webhook import WebhookRefusedError, deliver, redact, resolve
 from tests.fixtures_services import ROOT, S3Server, WorkerProcs, wait_for
-from tests.test_worker_standin import FACTORY
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 TOKEN = "t0ken-for-tests"
@@ -78,7 +78,7 @@ def _job_count(client: TestClient) -> int:
     return int(enq.redis.zcard(JOBS_INDEX))
 
 
-# -- item 2: sources confined to roots and buckets, one error for missing/forbidden --------
+# Sources confined to roots and buckets, one error for missing/forbidden.
 
 
 def test_sources_outside_the_roots_read_as_missing(client: TestClient, root, outside, tmp_path):
@@ -138,7 +138,7 @@ def test_a_job_holds_at_most_max_files(client: TestClient, root: Path):
     assert _job_count(client) == before
 
 
-# -- item 3: no open API on the network ---------------------------------------------------
+# No open API on the network.
 
 
 def _free_port() -> int:
@@ -187,7 +187,7 @@ def test_compose_requires_an_api_token():
     assert "CHUNKWEAVE_API_TOKEN: ${CHUNKWEAVE_API_TOKEN:?" in compose
 
 
-# -- item 4: webhooks are no SSRF channel -------------------------------------------------
+# Webhooks are no SSRF channel.
 
 
 @pytest.mark.parametrize(
@@ -237,7 +237,7 @@ def test_webhook_urls_are_checked_signed_and_redacted(client: TestClient, root: 
     assert refused.status_code == 422 and "CHUNKWEAVE_WEBHOOK_SECRET" in refused.json()["detail"]
 
 
-# -- item 5: body limits on the bytes, not on Content-Length ------------------------------
+# Body limits on the bytes, not on Content-Length.
 
 
 def _send_chunked(port: int, content_type: str, total: int, first: bytes = b"") -> int:
@@ -328,7 +328,7 @@ def test_chunked_bodies_are_cut_off_at_the_limit(api_server, service_env):
     index.close()
 
 
-# -- item 6: blocking work off the event loop ---------------------------------------------
+# Blocking work off the event loop.
 
 
 def test_a_slow_source_walk_does_not_stall_healthz(service_env, root: Path, monkeypatch):
@@ -357,7 +357,7 @@ def test_a_slow_source_walk_does_not_stall_healthz(service_env, root: Path, monk
     assert posted == [202]
 
 
-# -- item 12: docs off with a token, /healthz without internals --------------------------
+# Docs off with a token, /healthz without internals.
 
 
 def test_healthz_says_nothing_about_internals(service_env: dict[str, str]):
@@ -369,7 +369,7 @@ def test_healthz_says_nothing_about_internals(service_env: dict[str, str]):
     assert str(port) not in resp.text
 
 
-# -- item 13: uploads do not pile up ------------------------------------------------------
+# Uploads do not pile up.
 
 
 @pytest.mark.parametrize("retention", ["delete", "keep"])
@@ -407,7 +407,7 @@ def test_uploads_are_deleted_once_stored(service_env, workers: WorkerProcs, tmp_
         assert not stored.exists() and not stored.parent.exists()
 
 
-# -- item 14: listing is paged and bounded ------------------------------------------------
+# Listing is paged and bounded.
 
 
 def test_job_listing_is_paged_and_reads_a_bounded_slice(service_env: dict[str, str]):

@@ -1,4 +1,4 @@
-"""Issue 15 items 1 and 11: what a running ``chunkweave serve`` exposes on the network.
+"""What a running ``chunkweave serve`` exposes on the network.
 
 Starts the whole service on embedded servers (real Redis, real Weaviate, workers,
 API), lists every listening socket of its process tree, and checks each one is

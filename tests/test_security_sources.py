@@ -1,6 +1,6 @@
-"""Issue 15, the folder watcher: no way out of the watched folder, no half-written files.
+"""The folder watcher: no way out of the watched folder, no half-written files.
 
-Against the real filesystem (inotify) and a real Redis. Item numbers are the issue's.
+Against the real filesystem (inotify) and a real Redis.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _enqueued(enq: Enqueuer, watcher: FolderWatcher) -> list[tuple[str, str]]:
 
 
 def test_links_out_of_the_watched_folder_are_not_followed(enq: Enqueuer, tmp_path: Path):
-    """Item 8: ``inbox/x.pdf -> /elsewhere/x.pdf`` is never ingested."""
+    """``inbox/x.pdf -> /elsewhere/x.pdf`` is never ingested."""
     inbox, elsewhere = tmp_path / "inbox", tmp_path / "elsewhere"
     (inbox / "sub").mkdir(parents=True)
     elsewhere.mkdir()
@@ -58,7 +58,7 @@ def test_links_out_of_the_watched_folder_are_not_followed(enq: Enqueuer, tmp_pat
 def test_a_file_closed_while_still_being_written_is_ingested_once_complete(
     enq: Enqueuer, tmp_path: Path
 ):
-    """Item 9: in inotify mode a file closed, reopened and appended to is taken when stable."""
+    """In inotify mode a file closed, reopened and appended to is taken when stable."""
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     settle_s = 1.5

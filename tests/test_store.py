@@ -27,14 +27,12 @@ from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
 @pytest.fixture
-def store(weaviate_cfg: WeaviateConfig):
+def store_and_ledger(weaviate_cfg: WeaviateConfig):
+    """A fresh store; its chunk and ledger collections are dropped after the test."""
     st = WeaviateStore.open(weaviate_cfg, ID16)
     yield st
     st.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
     st.close()
-
-
-# -- pure ---------------------------------------------------------------------------------
 
 
 def test_chunk_uuid_is_deterministic_distinct_and_valid():
@@ -79,62 +77,61 @@ def test_identity_round_trips_through_the_description():
     assert parse_identity("someone else's collection") is None
 
 
-# -- real server --------------------------------------------------------------------------
-
-
 @pytest.mark.integration
-def test_upsert_is_idempotent_and_keyed_by_chunk_uuid(store):
+def test_upsert_is_idempotent_and_keyed_by_chunk_uuid(store_and_ledger):
     chunks = [make_chunk("doc-a", i) for i in range(120)]
-    assert store.upsert(chunks, vectors(chunks)) == 120
-    first = store.doc_uuids("doc-a")
+    assert store_and_ledger.upsert(chunks, vectors(chunks)) == 120
+    first = store_and_ledger.doc_uuids("doc-a")
     assert first == {chunk_uuid(c.id) for c in chunks}
-    store.upsert(chunks, vectors(chunks))
-    assert store.count() == 120
-    assert store.doc_uuids("doc-a") == first
+    store_and_ledger.upsert(chunks, vectors(chunks))
+    assert store_and_ledger.count() == 120
+    assert store_and_ledger.doc_uuids("doc-a") == first
 
 
 @pytest.mark.integration
-def test_existing_reports_only_stored_uuids(store):
+def test_existing_reports_only_stored_uuids(store_and_ledger):
     chunks = [make_chunk("doc-a", i) for i in range(5)]
-    store.upsert(chunks[:3], vectors(chunks[:3]))
+    store_and_ledger.upsert(chunks[:3], vectors(chunks[:3]))
     wanted = [chunk_uuid(c.id) for c in chunks]
-    assert store.existing(wanted) == set(wanted[:3])
+    assert store_and_ledger.existing(wanted) == set(wanted[:3])
 
 
 @pytest.mark.integration
-def test_rejected_objects_raise_with_the_reason(store):
+def test_rejected_objects_raise_with_the_reason(store_and_ledger):
     chunks = [make_chunk("doc-a", i) for i in range(3)]
-    store.upsert(chunks[:1], vectors(chunks[:1]))
+    store_and_ledger.upsert(chunks[:1], vectors(chunks[:1]))
     with pytest.raises(StoreError, match="dimension|length"):
-        store.upsert(chunks[1:], vectors(chunks[1:], dim=5))
-    assert store.count() == 1
+        store_and_ledger.upsert(chunks[1:], vectors(chunks[1:], dim=5))
+    assert store_and_ledger.count() == 1
 
 
 @pytest.mark.integration
-def test_reopening_with_another_embedder_is_a_clear_error(store, weaviate_cfg):
+def test_reopening_with_another_embedder_is_a_clear_error(store_and_ledger, weaviate_cfg):
     with pytest.raises(EmbedderMismatchError, match="test-embedder \\(16-d\\).*other \\(384-d\\)"):
         WeaviateStore.open(weaviate_cfg, EmbedderIdentity("other", 384))
 
 
 @pytest.mark.integration
-def test_delete_doc_and_ids_touch_only_their_targets(store):
+def test_delete_doc_and_ids_touch_only_their_targets(store_and_ledger):
     a = [make_chunk("doc-a", i) for i in range(30)]
     b = [make_chunk("doc-b", i) for i in range(10)]
-    store.upsert(a + b, vectors(a + b))
-    assert store.delete_ids([chunk_uuid(c.id) for c in a[:4]]) == 4
-    assert store.count("doc-a") == 26
-    assert store.delete_doc("doc-a") == 26
-    assert store.count("doc-a") == 0
-    assert store.doc_uuids("doc-b") == {chunk_uuid(c.id) for c in b}
+    store_and_ledger.upsert(a + b, vectors(a + b))
+    assert store_and_ledger.delete_ids([chunk_uuid(c.id) for c in a[:4]]) == 4
+    assert store_and_ledger.count("doc-a") == 26
+    assert store_and_ledger.delete_doc("doc-a") == 26
+    assert store_and_ledger.count("doc-a") == 0
+    assert store_and_ledger.doc_uuids("doc-b") == {chunk_uuid(c.id) for c in b}
 
 
 @pytest.mark.integration
-def test_search_returns_text_heading_path_pages_and_source(store):
+def test_search_returns_text_heading_path_pages_and_source(store_and_ledger):
     chunks = [make_chunk("doc-a", i, text=f"topic {w} details") for i, w in enumerate("xyzw")]
     chunks.append(make_chunk("doc-b", 0, text="topic x elsewhere"))
-    store.upsert(chunks, vectors(chunks))
+    store_and_ledger.upsert(chunks, vectors(chunks))
     target = chunks[2]
-    hits = store.search("topic z details", det_vector(target.embed_text, 16), k=3, hybrid=False)
+    hits = store_and_ledger.search(
+        "topic z details", det_vector(target.embed_text, 16), k=3, hybrid=False
+    )
     assert hits[0].uuid == chunk_uuid(target.id)
     # Vector-only: score = 1 - cosine distance, best first; the query is the target's vector.
     scores = [h.score for h in hits]
@@ -143,18 +140,20 @@ def test_search_returns_text_heading_path_pages_and_source(store):
     assert (hits[0].text, hits[0].heading_path) == (target.text, target.heading_path)
     assert (hits[0].pages, hits[0].source) == (target.pages, target.source)
     only_b = Filter.by_property("doc_id").equal("doc-b")
-    hybrid = store.search("topic x", det_vector("q", 16), k=5, where=only_b)
+    hybrid = store_and_ledger.search("topic x", det_vector("q", 16), k=5, where=only_b)
     assert [h.doc_id for h in hybrid] == ["doc-b"]
-    assert [h.text for h in store.search("elsewhere", None, k=3)] == ["topic x elsewhere"]
-    keyword = store.search("x", None)
-    for ranked in (store.search("topic x details", det_vector("q", 16), k=5), keyword):
+    assert [h.text for h in store_and_ledger.search("elsewhere", None, k=3)] == [
+        "topic x elsewhere"
+    ]
+    keyword = store_and_ledger.search("x", None)
+    for ranked in (store_and_ledger.search("topic x details", det_vector("q", 16), k=5), keyword):
         scores = [h.score for h in ranked]  # hybrid fusion / BM25 scores: higher is better
         assert len(scores) > 1 and scores == sorted(scores, reverse=True)
 
 
 @pytest.mark.integration
-def test_ledger_put_get_list_delete(store):
-    ledger = store.open_ledger()
+def test_ledger_put_get_list_delete(store_and_ledger):
+    ledger = store_and_ledger.open_ledger()
     ledger.ensure_schema()
     assert ledger.get("file:///a") is None
     first = ledger.put(LedgerEntry(doc_id="file:///a", source="/a", status="ok", chunk_count=3))

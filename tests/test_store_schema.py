@@ -33,14 +33,12 @@ from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
 @pytest.fixture
-def store(weaviate_cfg: WeaviateConfig):
+def chunk_store(weaviate_cfg: WeaviateConfig):
+    """A fresh store; only its chunk collection is dropped after the test (no ledger here)."""
     st = WeaviateStore.open(weaviate_cfg, ID16)
     yield st
     st.client.collections.delete(weaviate_cfg.collection)
     st.close()
-
-
-# -- pure ---------------------------------------------------------------------------------
 
 
 def test_description_records_identity_and_schema_version():
@@ -74,9 +72,6 @@ def test_regions_are_stored_as_page_and_box_objects():
     assert props[REGIONS] == [{"page": 1, "bbox": [72.0, 90.5, 300.0, 200.0]}]
     assert REGIONS not in chunk_properties(chunk, None, regions=False)  # type: ignore[arg-type]
     assert chunk_properties(make_chunk("doc-a", 2), None)[REGIONS] == []  # type: ignore[arg-type]
-
-
-# -- real server --------------------------------------------------------------------------
 
 
 @pytest.mark.integration
@@ -137,21 +132,21 @@ def test_keyword_index_off_writes_no_bm25_index_and_searches_by_vector(weaviate_
 
 
 @pytest.mark.integration
-def test_every_filterable_property_filters(store):
+def test_every_filterable_property_filters(chunk_store):
     target = make_chunk("doc-a", 7).model_copy(
         update={"table_id": "t-7", "parent_id": "f" * 40, "type": "table"}
     )
     others = [make_chunk("doc-a", i) for i in range(3)] + [make_chunk("doc-b", 7)]
-    store.upsert([target, *others], vectors([target, *others]))
+    chunk_store.upsert([target, *others], vectors([target, *others]))
     props = chunk_properties(target, ingested_at=None)  # type: ignore[arg-type]
-    coll = store.collection()
+    coll = chunk_store.collection()
     for name in sorted(FILTERABLE_PROPERTIES):
         value = props[name][0] if isinstance(props[name], list) else props[name]
         hits = coll.query.fetch_objects(filters=Filter.by_property(name).equal(value), limit=10)
         assert chunk_uuid(target.id) in {str(o.uuid) for o in hits.objects}, name
     unindexed = Filter.by_property("chunker").equal(target.chunker)
     with pytest.raises(StoreError, match="chunker"):
-        store.search("paragraph", None, k=3, where=unindexed)
+        chunk_store.search("paragraph", None, k=3, where=unindexed)
 
 
 @pytest.mark.integration
@@ -239,27 +234,27 @@ def test_slices_and_concurrent_requests_write_everything_once(weaviate_cfg):
 
 
 @pytest.mark.integration
-def test_partly_rejected_slice_raises_with_the_reason(store):
+def test_partly_rejected_slice_raises_with_the_reason(chunk_store):
     chunks = [make_chunk("doc-a", i) for i in range(4)]
-    store.upsert(chunks[:1], vectors(chunks[:1]))  # fixes the index's dimension
+    chunk_store.upsert(chunks[:1], vectors(chunks[:1]))  # fixes the index's dimension
     mixed = [*vectors(chunks[1:3]), det_vector("x", 5)]
     with pytest.raises(StoreError, match="rejected 1 of 3.*(dimension|length)"):
-        store.upsert(chunks[1:], mixed)
-    assert store.existing(chunk_uuid(c.id) for c in chunks) == {
+        chunk_store.upsert(chunks[1:], mixed)
+    assert chunk_store.existing(chunk_uuid(c.id) for c in chunks) == {
         chunk_uuid(c.id) for c in chunks[:3]
     }
 
 
 @pytest.mark.integration
-def test_small_upserts_do_not_wait_for_a_full_batch(store):
+def test_small_upserts_do_not_wait_for_a_full_batch(chunk_store):
     # The client's fixed-size batcher waited ~1 s for a batch to fill before sending
     # a partial one; per-document upserts are mostly partial batches.
     started = time.monotonic()
     for i in range(5):
         part = [make_chunk(f"doc-{i}", j) for j in range(10)]
-        store.upsert(part, vectors(part))
+        chunk_store.upsert(part, vectors(part))
     assert time.monotonic() - started < 4.0
-    assert store.count() == 50
+    assert chunk_store.count() == 50
 
 
 @pytest.mark.integration

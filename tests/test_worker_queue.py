@@ -26,7 +26,7 @@ from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import JobState
 from chunkweave.worker.settings import Settings
 from tests.fixtures_services import ROOT, WorkerProcs, wait_for
-from tests.test_worker_standin import FACTORY
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 _BACKOFF_MAX_S = 1

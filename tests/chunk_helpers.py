@@ -1,7 +1,4 @@
-"""Helpers shared by the chunking tests: tiny documents and Hypothesis strategies.
-
-(No tests here; the module name keeps it inside the chunking test area.)
-"""
+"""Helpers shared by the chunking tests: tiny documents, Hypothesis strategies, checks."""
 
 from __future__ import annotations
 
@@ -42,8 +39,6 @@ def make_doc(elements: list[Element], title: str | None = "Test Doc") -> ParsedD
 def words(n: int, seed: str = "w") -> str:
     return " ".join(f"{seed}{i}" for i in range(n))
 
-
-# --- Hypothesis strategies ------------------------------------------------------------
 
 _word = st.one_of(
     st.sampled_from(
@@ -119,9 +114,6 @@ def documents(draw: st.DrawFn) -> ParsedDocument:
         else:
             out.append(el("page_footer", f"Page footer {page}", page=page))
     return make_doc(out)
-
-
-# --- checks shared by several tests -----------------------------------------------------
 
 
 def attached_captions(doc: ParsedDocument) -> set[int]:

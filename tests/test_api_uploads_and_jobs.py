@@ -1,8 +1,9 @@
-"""Issue 16: the service as app builders meet it (real Redis, Weaviate, workers, MiniLM).
+"""The service as app builders meet it (real Redis, Weaviate, workers, MiniLM).
 
 - A named upload (``document_id``) is one document across versions: v2 replaces v1
   incrementally, as a changed file in a watched folder does.
 - Uploads need no shared disk when a bucket is configured.
+- Job state expires with its TTL, and the listing forgets expired jobs.
 - Every document says where its time went: seconds per stage, in the job state and
   as Prometheus histograms.
 """
@@ -26,7 +27,7 @@ from chunkweave.worker.jobs import JOBS_INDEX, DocState, JobStore
 from chunkweave.worker.settings import S3Config, Settings
 from chunkweave.worker.sources.s3 import s3_client
 from tests.fixtures_services import S3Server, WorkerProcs, wait_for
-from tests.test_worker_standin import FACTORY
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 
@@ -120,7 +121,7 @@ def test_a_named_upload_replaces_its_previous_version(
 def test_uploads_go_to_the_bucket_when_one_is_configured(
     service_env, s3_server: S3Server, workers: WorkerProcs, tmp_path: Path
 ):
-    """Item 8: API and worker on different data directories share only the bucket."""
+    """API and worker on different data directories share only the bucket."""
     prefix = f"uploads-{tmp_path.name}/"
     common = {
         **service_env,
@@ -167,7 +168,7 @@ def test_uploads_go_to_the_bucket_when_one_is_configured(
 
 
 def test_job_state_expires_with_its_ttl(service_env: dict[str, str]):
-    """Item 5: job state does not pile up in Redis; the listing forgets expired jobs."""
+    """Job state does not pile up in Redis; the listing forgets expired jobs."""
     client = redis.Redis.from_url(service_env["CHUNKWEAVE_REDIS_URL"])
     jobs = JobStore(client, ttl_s=1)
     job_id = jobs.create()

@@ -1,4 +1,4 @@
-"""A stand-in pipeline for queue-mechanics tests, plus tests of the stand-in itself.
+"""A stand-in pipeline for queue-mechanics tests.
 
 Queue mechanics (acks, redelivery, poison counting, time limits, locks) do not depend
 on what the pipeline does, only on how long it takes and that it is idempotent. This
@@ -32,7 +32,8 @@ from billiard.exceptions import SoftTimeLimitExceeded
 from chunkweave.storage.ingest import DocOutcome
 from chunkweave.worker.settings import Settings
 
-FACTORY = "tests.test_worker_standin:make_standin"
+#: The ``CHUNKWEAVE_PIPELINE_FACTORY`` value that makes workers load the stand-in.
+FACTORY = "tests.standin_pipeline:make_standin"
 
 
 class StandinPipeline:
@@ -94,19 +95,9 @@ def inject_faults(data: bytes) -> None:
 
 
 def make_standin(settings: Settings) -> StandinPipeline:
+    """Build the stand-in for a worker from its settings and the ``STANDIN_*`` environment."""
     assert settings.redis_url is not None
     client = redis.Redis.from_url(settings.redis_url.get_secret_value())
     return StandinPipeline(
         client, os.environ["STANDIN_NS"], float(os.environ.get("STANDIN_DELAY_S", "0"))
     )
-
-
-def test_standin_counts_writes_and_skips_unchanged(redis_client: redis.Redis, tmp_path: Path):
-    doc = tmp_path / "a.pdf"
-    doc.write_bytes(b"%PDF-1.4 one")
-    pipe = StandinPipeline(redis_client, f"unit-{os.getpid()}-{time.time_ns()}", 0)
-    assert pipe.ingest(doc, source=str(doc), doc_id="d").status == "added"
-    assert pipe.ingest(doc, source=str(doc), doc_id="d").status == "unchanged"
-    doc.write_bytes(b"%PDF-1.4 two")
-    assert pipe.ingest(doc, source=str(doc), doc_id="d").status == "updated"
-    assert int(redis_client.hget(pipe.key("writes"), "d") or 0) == 2

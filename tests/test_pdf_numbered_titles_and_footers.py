@@ -1,6 +1,6 @@
-"""Failure classes of documents nobody tuned for, rebuilt as tiny PDFs (issue 13).
+"""Layouts of documents nobody tuned for, rebuilt as tiny PDFs.
 
-Each test draws the class in a few lines with PyMuPDF and fails on the parser that
+Each test draws the layout in a few lines with PyMuPDF and fails on the parser that
 had the failure: bold numbered section titles read as list items, and a footer row
 of three pieces under two notice lines leaking into the body.
 """
