@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 
 from chunkweave.storage.config import server_env  # noqa: E402
 from chunkweave.storage.embedded.process import die_with_parent  # noqa: E402
-from chunkweave.storage.embedded.weaviate import LocalWeaviate  # noqa: E402
+from chunkweave.storage.weaviate.server.local import LocalWeaviate  # noqa: E402
 from chunkweave.worker.embedded.redis_server import LocalRedis  # noqa: E402
 from chunkweave.worker.enqueue import Enqueuer  # noqa: E402
 from chunkweave.worker.jobs import JobState  # noqa: E402

@@ -34,16 +34,16 @@ from chunkweave.chunking.models import Chunk, ChunkOptions
 from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
 from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.chunk_schema import EmbedderIdentity
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.protocols import ChunkStore, DocumentLedger
 from chunkweave.storage.timing import StageTimer
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import WeaviateStore
+from chunkweave.storage.weaviate.ledger import LedgerEntry
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.store import WeaviateStore
 
 if TYPE_CHECKING:
     from chunkweave.storage.protocols import IngestPipeline

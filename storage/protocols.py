@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 if TYPE_CHECKING:
     from chunkweave.chunking.models import Chunk, Region
     from chunkweave.parsers.document import ParsedDocument
-    from chunkweave.storage.chunk_schema import EmbedderIdentity
     from chunkweave.storage.ingest import DocOutcome, UpsertResult
-    from chunkweave.storage.ledger import LedgerEntry
     from chunkweave.storage.timing import StageTimer
+    from chunkweave.storage.weaviate.ledger import LedgerEntry
+    from chunkweave.storage.weaviate.schema import EmbedderIdentity
 
 
 class StoredPosition(NamedTuple):

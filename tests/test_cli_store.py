@@ -95,7 +95,7 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
 
     # While another process runs the server for this data dir, the CLI attaches to it
     # instead of starting a second server on the same files, and leaves it running.
-    from chunkweave.storage.embedded.weaviate import LocalWeaviate
+    from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
     with LocalWeaviate(tmp_path / "weaviate") as owner:
         assert not owner.attached
@@ -141,7 +141,7 @@ def test_keyword_index_off_from_the_environment_gives_vector_only_search(
         assert f"collection {collection} has no keyword index" in found.stderr
         assert json.loads(found.stdout)[0]["source"] == str(doc)
     finally:
-        from chunkweave.storage.weaviate_client import connect
+        from chunkweave.storage.weaviate.client import connect
 
         with connect(weaviate_cfg) as client:
             client.collections.delete([collection, weaviate_cfg.ledger_collection + "NoBm25"])

@@ -15,7 +15,7 @@ from chunkweave.storage.embedders import EmbedderError, EmbeddingServiceError
 from chunkweave.storage.errors import StoreUnavailableError
 from chunkweave.storage.ingest import STORES, Pipeline, doc_id_for, open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.store import EmbedderIdentity, WeaviateStore
 from tests.store_helpers import CountingEmbedder, MemoryStore, make_chunk
 
 

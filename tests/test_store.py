@@ -10,11 +10,11 @@ from weaviate.classes.query import Filter
 
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.hits import relevance
-from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
-from chunkweave.storage.weaviate_store import (
+from chunkweave.storage.weaviate.ledger import LedgerEntry
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.storage.weaviate.store import (
     EmbedderIdentity,
     EmbedderMismatchError,
     StoreError,

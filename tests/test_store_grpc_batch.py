@@ -1,4 +1,4 @@
-"""chunkweave.storage.grpc_batch: our encoding of batch writes, checked against the client's own.
+""":mod:`chunkweave.storage.weaviate.grpc_batch`, checked against the client's own encoding.
 
 The client's encoding (``insert_many``'s) is the oracle: for the objects the stores
 write, our request must be the same message. Integration tests write through both
@@ -18,11 +18,11 @@ from weaviate.proto.v1 import batch_pb2
 from weaviate.util import _ServerVersion
 
 from chunkweave.chunking.models import Chunk, Region
-from chunkweave.storage.chunk_schema import chunk_properties
-from chunkweave.storage.grpc_batch import BatchSender, encode_request, vector_bytes
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_client import send_objects
-from chunkweave.storage.weaviate_store import WeaviateStore
+from chunkweave.storage.weaviate.client import send_objects
+from chunkweave.storage.weaviate.grpc_batch import BatchSender, encode_request, vector_bytes
+from chunkweave.storage.weaviate.schema import chunk_properties
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import ID16, make_chunk, vectors
 
 WHEN = datetime(2026, 12, 1, 15, 4, 5, 123456, tzinfo=UTC)

@@ -14,7 +14,10 @@ from weaviate.classes.config import Configure
 from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import Region
-from chunkweave.storage.chunk_schema import (
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate.client import connect
+from chunkweave.storage.weaviate.schema import (
     CHUNK_PROPERTIES,
     FILTERABLE_PROPERTIES,
     KEYWORD_PROPERTIES,
@@ -25,10 +28,7 @@ from chunkweave.storage.chunk_schema import (
     parse_identity,
     parse_schema_version,
 )
-from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_client import connect
-from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.storage.weaviate.store import EmbedderIdentity, StoreError, WeaviateStore
 from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
@@ -165,7 +165,7 @@ def test_version_1_collection_is_used_with_a_warning(weaviate_cfg, caplog):
             properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.store"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert (old.schema_version, old.regions) == (1, False)
@@ -189,7 +189,7 @@ def test_version_2_collection_is_used_without_regions(weaviate_cfg, caplog):
             properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.store"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert (old.schema_version, old.regions) == (2, False)

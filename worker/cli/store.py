@@ -24,12 +24,12 @@ from weaviate.classes.query import Filter
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES, ParseOptions
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
-from chunkweave.storage.weaviate_store import EmbedderIdentity, Hit, StoreError, WeaviateStore
+from chunkweave.storage.weaviate.schema import FILTERABLE_PROPERTIES
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.storage.weaviate.store import EmbedderIdentity, Hit, StoreError, WeaviateStore
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 

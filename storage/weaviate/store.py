@@ -22,7 +22,20 @@ from weaviate.collections.classes.filters import _Filters
 from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.chunking.models import Chunk
-from chunkweave.storage.chunk_schema import (
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
+from chunkweave.storage.hits import Hit, relevance
+from chunkweave.storage.protocols import StoredPosition
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate.client import (
+    Pending,
+    WeaviateSession,
+    connect,
+    is_transient,
+    send_objects,
+)
+from chunkweave.storage.weaviate.ledger import WeaviateLedger
+from chunkweave.storage.weaviate.schema import (
     KEYWORD_PROPERTIES,
     REGIONS,
     SCHEMA_VERSION,
@@ -33,19 +46,6 @@ from chunkweave.storage.chunk_schema import (
     parse_identity,
     parse_schema_version,
     read_regions,
-)
-from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
-from chunkweave.storage.hits import Hit, relevance
-from chunkweave.storage.ledger import WeaviateLedger
-from chunkweave.storage.protocols import StoredPosition
-from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_client import (
-    Pending,
-    WeaviateSession,
-    connect,
-    is_transient,
-    send_objects,
 )
 
 __all__ = [

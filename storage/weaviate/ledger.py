@@ -23,7 +23,7 @@ from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.uuids import ledger_uuid
-from chunkweave.storage.weaviate_client import WeaviateSession, is_transient
+from chunkweave.storage.weaviate.client import WeaviateSession, is_transient
 
 if TYPE_CHECKING:
     pass

@@ -57,7 +57,7 @@ def _int(name: str, *, filterable: bool = False) -> Property:
 #: 2. an inverted index only where something filters or searches (below), HNSW build
 #:    parameters from ``WeaviateConfig``. A version 1 collection has every index
 #:    version 2 uses, so it keeps working (more slowly); see
-#:    :func:`chunkweave.storage.weaviate_store.WeaviateStore.ensure_schema`.
+#:    :func:`chunkweave.storage.weaviate.store.WeaviateStore.ensure_schema`.
 #: 3. ``regions`` (the chunk's source regions, :attr:`Chunk.regions`), not indexed. A
 #:    version 1 or 2 collection has no such property: it is used as is, and its chunks
 #:    are written and read without regions (see ``ensure_schema``).
