@@ -74,9 +74,14 @@ from chunkweave.chunking.models import Chunk  # noqa: E402
 from chunkweave.storage.config import WeaviateConfig  # noqa: E402
 from chunkweave.storage.ingest import Pipeline  # noqa: E402
 from chunkweave.storage.uuids import chunk_uuid  # noqa: E402
-from chunkweave.storage.weaviate.schema import CHUNK_PROPERTIES, identity_description  # noqa: E402
+from chunkweave.storage.weaviate.schema import (  # noqa: E402
+    CHUNK_PROPERTIES,
+    EmbedderIdentity,
+    chunk_properties,
+    identity_description,
+)
 from chunkweave.storage.weaviate.server.local import LocalWeaviate  # noqa: E402
-from chunkweave.storage.weaviate.store import EmbedderIdentity, WeaviateStore, chunk_properties  # noqa: E402
+from chunkweave.storage.weaviate.store import WeaviateStore  # noqa: E402
 
 DIM = 384
 #: Weaviate's own HNSW defaults (what collections got before chunkweave set them).

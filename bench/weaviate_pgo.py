@@ -33,9 +33,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from upsert import DIM, CpuMeter, make_chunks, repeated_upserts  # noqa: E402
 
 from chunkweave.storage.config import WeaviateConfig  # noqa: E402
+from chunkweave.storage.weaviate.schema import EmbedderIdentity  # noqa: E402
 from chunkweave.storage.weaviate.server.build import ensure_binary, pgo_profile  # noqa: E402
 from chunkweave.storage.weaviate.server.local import LocalWeaviate  # noqa: E402
-from chunkweave.storage.weaviate.store import EmbedderIdentity, WeaviateStore  # noqa: E402
+from chunkweave.storage.weaviate.store import WeaviateStore  # noqa: E402
 
 
 def binaries() -> dict[str, Path]:

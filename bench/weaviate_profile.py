@@ -41,9 +41,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from upsert import DIM, make_chunks  # noqa: E402
 
 from chunkweave.storage.config import WeaviateConfig  # noqa: E402
+from chunkweave.storage.weaviate.schema import EmbedderIdentity  # noqa: E402
 from chunkweave.storage.weaviate.server.build import PGO_PROFILE  # noqa: E402
 from chunkweave.storage.weaviate.server.local import LocalWeaviate  # noqa: E402
-from chunkweave.storage.weaviate.store import EmbedderIdentity, WeaviateStore  # noqa: E402
+from chunkweave.storage.weaviate.store import WeaviateStore  # noqa: E402
 
 
 def workload(store: WeaviateStore, rounds: int) -> None:

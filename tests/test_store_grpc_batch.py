@@ -73,9 +73,6 @@ def client_request(objects: list[tuple[str, dict[str, Any], Any]], tenant: str |
     return batch_pb2.BatchObjectsRequest(objects=encoder.grpc_objects(batch))
 
 
-# -- pure ---------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("tenant", [None, "tenant-a"])
 def test_request_equals_the_clients_encoding(tenant):
     chunks = [make_chunk("doc-a", i) for i in range(5)] + [table_chunk()]
@@ -135,9 +132,6 @@ def test_empty_or_2d_vectors_are_refused(bad):
 def test_unsupported_values_name_the_property(value, message):
     with pytest.raises(TypeError, match=message):
         encode_request([("u", ({"p": value}, None))], collection="Chunk")
-
-
-# -- real server --------------------------------------------------------------------------
 
 
 @pytest.mark.integration

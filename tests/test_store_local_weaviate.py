@@ -15,10 +15,11 @@ import pytest
 
 from chunkweave.storage.embedded import process
 from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
 from chunkweave.storage.weaviate.server import build as weaviate_build
 from chunkweave.storage.weaviate.server.build import LocalWeaviateError, binary_path, build
 from chunkweave.storage.weaviate.server.local import LocalWeaviate, Ports
-from chunkweave.storage.weaviate.store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import det_vector, make_chunk
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,11 +10,13 @@ import time
 
 import numpy as np
 import pytest
-from weaviate.classes.config import Configure
+from weaviate.classes.config import Configure, DataType
 from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import Region
 from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.filters import FILTERABLE, Condition
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.weaviate.client import connect
 from chunkweave.storage.weaviate.schema import (
@@ -23,12 +25,13 @@ from chunkweave.storage.weaviate.schema import (
     KEYWORD_PROPERTIES,
     REGIONS,
     SCHEMA_VERSION,
+    EmbedderIdentity,
     chunk_properties,
     identity_description,
     parse_identity,
     parse_schema_version,
 )
-from chunkweave.storage.weaviate.store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
@@ -38,9 +41,6 @@ def store(weaviate_cfg: WeaviateConfig):
     yield st
     st.client.collections.delete(weaviate_cfg.collection)
     st.close()
-
-
-# -- pure ---------------------------------------------------------------------------------
 
 
 def test_description_records_identity_and_schema_version():
@@ -66,6 +66,14 @@ def test_only_read_properties_are_indexed():
     assert not any(p.indexFilterable or p.indexSearchable or p.indexRangeFilters for p in nested)
 
 
+def test_filter_indexes_are_the_store_neutral_filterable_properties():
+    assert set(FILTERABLE) == FILTERABLE_PROPERTIES
+    kinds = {p.name: p.dataType for p in CHUNK_PROPERTIES}
+    ints = {n for n, t in FILTERABLE.items() if t is int}
+    assert {kinds[n] for n in ints} <= {DataType.INT, DataType.INT_ARRAY}
+    assert {kinds[n] for n in set(FILTERABLE) - ints} == {DataType.TEXT}
+
+
 def test_regions_are_stored_as_page_and_box_objects():
     chunk = make_chunk("doc-a", 1).model_copy(
         update={"regions": (Region(page=1, bbox=(72, 90.5, 300, 200)),)}
@@ -74,9 +82,6 @@ def test_regions_are_stored_as_page_and_box_objects():
     assert props[REGIONS] == [{"page": 1, "bbox": [72.0, 90.5, 300.0, 200.0]}]
     assert REGIONS not in chunk_properties(chunk, None, regions=False)  # type: ignore[arg-type]
     assert chunk_properties(make_chunk("doc-a", 2), None)[REGIONS] == []  # type: ignore[arg-type]
-
-
-# -- real server --------------------------------------------------------------------------
 
 
 @pytest.mark.integration
@@ -149,7 +154,7 @@ def test_every_filterable_property_filters(store):
         value = props[name][0] if isinstance(props[name], list) else props[name]
         hits = coll.query.fetch_objects(filters=Filter.by_property(name).equal(value), limit=10)
         assert chunk_uuid(target.id) in {str(o.uuid) for o in hits.objects}, name
-    unindexed = Filter.by_property("chunker").equal(target.chunker)
+    unindexed = [Condition("chunker", "equal", target.chunker)]
     with pytest.raises(StoreError, match="chunker"):
         store.search("paragraph", None, k=3, where=unindexed)
 
@@ -165,7 +170,7 @@ def test_version_1_collection_is_used_with_a_warning(weaviate_cfg, caplog):
             properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.collection"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert (old.schema_version, old.regions) == (1, False)
@@ -189,7 +194,7 @@ def test_version_2_collection_is_used_without_regions(weaviate_cfg, caplog):
             properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.collection"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert (old.schema_version, old.regions) == (2, False)
@@ -245,7 +250,7 @@ def test_partly_rejected_slice_raises_with_the_reason(store):
     mixed = [*vectors(chunks[1:3]), det_vector("x", 5)]
     with pytest.raises(StoreError, match="rejected 1 of 3.*(dimension|length)"):
         store.upsert(chunks[1:], mixed)
-    assert store.existing(chunk_uuid(c.id) for c in chunks) == {
+    assert set(store.positions(chunk_uuid(c.id) for c in chunks)) == {
         chunk_uuid(c.id) for c in chunks[:3]
     }
 

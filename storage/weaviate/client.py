@@ -32,20 +32,8 @@ from weaviate.exceptions import (
 )
 
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
+from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.weaviate.grpc_batch import BatchSender, Item, Pending, Vector
-
-__all__ = [
-    "EmbedderMismatchError",
-    "Pending",
-    "StoreError",
-    "StoreUnavailableError",
-    "WeaviateSession",
-    "connect",
-    "is_transient",
-    "retrying",
-    "send_objects",
-]
 
 T = TypeVar("T")
 

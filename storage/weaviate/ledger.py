@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
-from weaviate.classes.query import Filter
 from weaviate.collections.classes.data import DataObject
 from weaviate.exceptions import WeaviateBaseError
 
@@ -131,15 +130,6 @@ class WeaviateLedger:
         return bool(
             self.session.retry("ledger delete", lambda: coll.data.delete_by_id(ledger_uuid(doc_id)))
         )
-
-    def find_source(self, source: str) -> list[LedgerEntry]:
-        """Entries whose ``source`` is exactly ``source``."""
-        coll = self.session.handle(self.name)
-        where = Filter.by_property("source").equal(source)
-        result = self.session.retry(
-            "ledger query", lambda: coll.query.fetch_objects(filters=where, limit=100)
-        )
-        return [_entry(o.properties) for o in result.objects]
 
     def entries(self) -> Iterator[LedgerEntry]:
         """Every entry, in no particular order (cursor-paged: no size limit).
