@@ -36,9 +36,6 @@ from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 
-_INT_PROPS = frozenset(
-    {"page_start", "page_end", "chunk_index", "token_count", "table_row_start", "table_row_end"}
-)
 _stderr = Console(stderr=True)
 
 
@@ -241,8 +238,8 @@ def _parse_filters(items: Sequence[str]) -> tuple[Condition, ...]:
                 f"{key!r} is not a filterable chunk property (one of: {allowed})",
                 param_hint="--filter",
             )
-        typed: str | int = int(value) if key in _INT_PROPS else value
-        where.append(Condition(key, "equal", typed))
+        # Typed as stored: ``pages=3`` must be the integer 3 (the server refuses "3").
+        where.append(Condition(key, "equal", FILTERABLE[key](value)))
     return tuple(where)
 
 
