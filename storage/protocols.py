@@ -110,9 +110,9 @@ class ChunkStore(Protocol):
     ) -> list[Hit]:
         """Return the top ``k`` chunks for ``query`` that meet all of ``where``, best first.
 
-        Hybrid (keyword + ``vector``) by default, vector-only when ``hybrid`` is off or
-        there is no :attr:`keyword_index`, keyword-only without a ``vector``; with
-        neither, raise ``StoreError``. A property the store cannot filter on raises
+        Hybrid (keyword + ``vector``) by default; vector-only when ``hybrid`` is off or
+        there is no :attr:`keyword_index`; keyword-only without a ``vector``. With no
+        vector and no keyword index, or a property the store cannot filter on, raise
         ``StoreError`` (``chunkweave.storage.filters.FILTERABLE`` lists those it can).
         """
         ...
