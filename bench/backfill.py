@@ -49,7 +49,7 @@ from pathlib import Path
 
 from chunkweave.storage.config import server_env
 from chunkweave.storage.embedded.process import die_with_parent
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import JobState

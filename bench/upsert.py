@@ -3,11 +3,12 @@
 Compares, on the same synthetic chunks (384-d deterministic random vectors):
 
 - ``batch``: our path (``WeaviateStore.upsert``: gRPC batch slices of ``batch_size``
-  encoded by :mod:`chunkweave.storage.grpc_batch`, ``concurrent_requests`` at a time), with the CPU
-  seconds the Weaviate server, this client and everything else on the machine each
-  spent meanwhile (they share the machine's cores);
+  encoded by :mod:`chunkweave.storage.weaviate.grpc_batch`, ``concurrent_requests`` at a
+  time), with the CPU seconds the Weaviate server, this client and everything else on
+  the machine each spent meanwhile (they share the machine's cores);
 - ``batch_client_encoder``: the same path with ``encoder="client"`` (objects encoded by
-  weaviate-client's ``insert_many``, as before, instead of :mod:`chunkweave.storage.grpc_batch`),
+  weaviate-client's ``insert_many``, as before, instead of
+  :mod:`chunkweave.storage.weaviate.grpc_batch`),
   for the client's share of the CPU;
 - ``batch_weaviate_hnsw``: the same into a collection with Weaviate's default HNSW
   parameters (efConstruction 128, dynamic ef floor 100; chunkweave's until it chose 64
@@ -66,12 +67,17 @@ from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import Chunk
-from chunkweave.storage.chunk_schema import CHUNK_PROPERTIES, identity_description
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore, chunk_properties
+from chunkweave.storage.weaviate.schema import (
+    CHUNK_PROPERTIES,
+    EmbedderIdentity,
+    chunk_properties,
+    identity_description,
+)
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.storage.weaviate.store import WeaviateStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -451,7 +457,7 @@ def run_corpus(cfg: WeaviateConfig) -> dict[str, float]:
     """
     from chunkweave.storage.config import EmbedderConfig
     from chunkweave.storage.embedders import make_embedder
-    from chunkweave.storage.weaviate_client import send_objects
+    from chunkweave.storage.weaviate.client import send_objects
 
     embedder = TimedEmbedder(make_embedder(EmbedderConfig()))
     embedder.inner.embed_documents(["warm-up: the first call plans and allocates"])

@@ -4,7 +4,8 @@ Usage: ``python -m bench.weaviate_pgo [--repeats 6] [--json bench/results/weavia
 
 Starts two embedded servers of the pinned version, one built plainly
 (``CHUNKWEAVE_WEAVIATE_PGO=off``, built first if missing) and one built with
-``storage/weaviate.pgo`` (see :mod:`chunkweave.storage.embedded.weaviate_build`), and writes
+``storage/weaviate/server/weaviate.pgo`` (see
+:mod:`chunkweave.storage.weaviate.server.build`), and writes
 ``bench/upsert.py``'s 4,000 synthetic chunks (384-d random vectors) through
 chunkweave's batch path into a fresh collection on each, alternating which goes
 first, each run after a quiet moment. Reports per build the median chunks/s, the
@@ -26,15 +27,18 @@ import numpy as np
 
 from bench.upsert import DIM, CpuMeter, make_chunks, repeated_upserts
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
-from chunkweave.storage.embedded.weaviate_build import ensure_binary, pgo_profile
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.server.build import ensure_binary, pgo_profile
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.storage.weaviate.store import WeaviateStore
 
 
 def binaries() -> dict[str, Path]:
     """Return the plain and the profile-guided build of the pinned version (built if missing)."""
     if pgo_profile() is None:
-        raise SystemExit("no PGO profile (storage/weaviate.pgo missing or PGO switched off)")
+        raise SystemExit(
+            "no PGO profile (storage/weaviate/server/weaviate.pgo missing or PGO switched off)"
+        )
     return {"plain": ensure_binary(guided=False), "pgo": ensure_binary()}
 
 

@@ -1,14 +1,15 @@
 """Record the CPU profile the embedded Weaviate is built with (Go profile-guided optimisation).
 
-Usage: ``python -m bench.weaviate_profile [--out storage/weaviate.pgo] [--rounds 3]``
+Usage: ``python -m bench.weaviate_profile [--out storage/weaviate/server/weaviate.pgo]
+[--rounds 3]``
 
 Starts the embedded Weaviate (whichever binary
-:mod:`chunkweave.storage.embedded.weaviate_build` would start) on a temporary data
+:mod:`chunkweave.storage.weaviate.server.build` would start) on a temporary data
 directory and runs chunkweave's own workload against it
 while the server's Go CPU profiler (``/debug/pprof/profile``) records:
 
 - per round, ``bench/upsert.py``'s 4,000 synthetic chunks (384-d random vectors)
-  written through :meth:`chunkweave.storage.weaviate_store.WeaviateStore.upsert` into a fresh
+  written through :meth:`chunkweave.storage.weaviate.store.WeaviateStore.upsert` into a fresh
   collection, then written again (the replace path);
 - 10 hybrid, 10 vector and 10 filtered vector searches (a light share: the synthetic
   texts repeat the same words, which makes their BM25 postings unrealistically long);
@@ -16,7 +17,7 @@ while the server's Go CPU profiler (``/debug/pprof/profile``) records:
 
 Writes dominate, as in ingestion. ``go install -pgo=FILE`` then lays out and
 inlines the server's hot paths for this workload (see
-:func:`chunkweave.storage.embedded.weaviate_build.build`);
+:func:`chunkweave.storage.weaviate.server.build.build`);
 a profile taken from a binary that was itself built with PGO is fine to reuse. Re-record
 after changing the pinned Weaviate version: the profile refers to its functions.
 """
@@ -35,9 +36,10 @@ import numpy as np
 
 from bench.upsert import DIM, make_chunks
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
-from chunkweave.storage.embedded.weaviate_build import PGO_PROFILE
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.server.build import PGO_PROFILE
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.storage.weaviate.store import WeaviateStore
 
 
 def workload(store: WeaviateStore, rounds: int) -> None:

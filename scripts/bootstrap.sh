@@ -6,7 +6,7 @@
 #   - a virtualenv in .venv with chunkweave and its dev tools (pip, from PyPI);
 #     CHUNKWEAVE_EXTRAS picks the extras (default: dev)
 #   - the real Weaviate server, built once per machine from its Go module and cached
-#     under the user's cache directory (see storage/embedded/weaviate_build.py)
+#     under the user's cache directory (see storage/weaviate/server/build.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +44,6 @@ fi
 
 # -- Weaviate server binary ----------------------------------------------------
 if [ -z "${CHUNKWEAVE_WEAVIATE__URL:-}" ] || [ -n "${CHUNKWEAVE_BUILD_WEAVIATE:-}" ]; then
-    .venv/bin/python -m chunkweave.storage.embedded build
+    .venv/bin/python -m chunkweave.storage.weaviate.server build
 fi
 say "ready"

@@ -13,7 +13,7 @@ class WeaviateConfig(BaseModel):
     """Where and how to reach Weaviate.
 
     ``url`` ``None`` means "no server configured": the CLI then starts the embedded
-    local Weaviate (see ``chunkweave.storage.embedded.weaviate``) with data under ``data_dir``.
+    local Weaviate (see ``chunkweave.storage.weaviate.server.local``) with data under ``data_dir``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -45,8 +45,8 @@ class WeaviateConfig(BaseModel):
     #: graph gave recall@10 0.95 vs 0.93 for Weaviate's 128/100, for ~2 ms more per
     #: query (bench/upsert.py, 4,000 random 384-d vectors): ingest is our bottleneck.
     hnsw_dynamic_ef_min: int = Field(default=128, gt=0)
-    #: Who encodes batch writes: ``chunkweave`` (``chunkweave.storage.grpc_batch``; bench/upsert.py
-    #: measured about half the client CPU of the alternative) or ``client``
+    #: Who encodes batch writes: ``chunkweave`` (``chunkweave.storage.weaviate.grpc_batch``;
+    #: bench/upsert.py measured about half the client CPU of the alternative) or ``client``
     #: (weaviate-client's ``insert_many``, the fallback should a client or server
     #: version ever disagree with ours). Both send the same gRPC request.
     encoder: Literal["chunkweave", "client"] = "chunkweave"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -34,16 +34,16 @@ from chunkweave.chunking.models import Chunk, ChunkOptions
 from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
 from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.chunk_schema import EmbedderIdentity
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.protocols import ChunkStore, DocumentLedger
+from chunkweave.storage.stores import open_store
 from chunkweave.storage.timing import StageTimer
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import WeaviateStore
+from chunkweave.storage.weaviate.ledger import LedgerEntry
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
 
 if TYPE_CHECKING:
     from chunkweave.storage.protocols import IngestPipeline
@@ -433,29 +433,17 @@ class Pipeline:
         )
 
 
-#: Opens the chunk store for a config and the embedder's identity (connects, creates
-#: its collections, checks the identity), closing what it opened if that fails.
-StoreFactory = Callable[[WeaviateConfig, EmbedderIdentity], ChunkStore]
-
-#: Store kind -> factory. Another vector store is one module with a ``ChunkStore``
-#: (and its ``DocumentLedger``) plus one entry here.
-STORES: dict[str, StoreFactory] = {"weaviate": WeaviateStore.open}
-
-
 def open_pipeline(
     weaviate_cfg: WeaviateConfig,
     embedder: Embedder,
     parse_opts: ParseOptions | None = None,
     chunk_opts: ChunkOptions | None = None,
-    *,
-    store_kind: str = "weaviate",
 ) -> Pipeline:
-    """Open the ``store_kind`` store (see :data:`STORES`) and build a :class:`Pipeline` on it."""
-    try:
-        factory = STORES[store_kind]
-    except KeyError:
-        raise ValueError(f"unknown store kind {store_kind!r} (known: {sorted(STORES)})") from None
-    store = factory(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
+    """Open the chunk store and build a :class:`Pipeline` on it (closing the store on failure).
+
+    The store is :func:`chunkweave.storage.stores.open_store`'s for ``weaviate_cfg``.
+    """
+    store = open_store(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
     try:
         return Pipeline(
             store=store, embedder=embedder, parse_opts=parse_opts, chunk_opts=chunk_opts

@@ -1,7 +1,8 @@
 """What the layers above storage call: small protocols, with Weaviate as one implementation.
 
-The worker (tasks, fan-out, CLI) is written against :class:`IngestPipeline` only, so
-another vector store or another pipeline is a new module plus a registry entry, not
+The worker (tasks, fan-out, CLI) is written against these protocols only, so another
+vector store is a new package (as ``storage/weaviate/``) opened by
+:func:`chunkweave.storage.stores.open_store`, and another pipeline a new module, not
 a rewrite of the worker.
 """
 
@@ -14,10 +15,12 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 if TYPE_CHECKING:
     from chunkweave.chunking.models import Chunk, Region
     from chunkweave.parsers.document import ParsedDocument
-    from chunkweave.storage.chunk_schema import EmbedderIdentity
+    from chunkweave.storage.filters import Condition
+    from chunkweave.storage.hits import Hit
     from chunkweave.storage.ingest import DocOutcome, UpsertResult
-    from chunkweave.storage.ledger import LedgerEntry
     from chunkweave.storage.timing import StageTimer
+    from chunkweave.storage.weaviate.ledger import LedgerEntry
+    from chunkweave.storage.weaviate.schema import EmbedderIdentity
 
 
 class StoredPosition(NamedTuple):
@@ -68,10 +71,9 @@ class ChunkStore(Protocol):
 
     #: What the stored vectors were made with; the pipeline refuses another embedder.
     identity: EmbedderIdentity
-
-    def existing(self, uuids: Iterable[str]) -> set[str]:
-        """Which of ``uuids`` are stored (in any document)."""
-        ...
+    #: Whether the chunks have a keyword (BM25) index; without one a hybrid
+    #: :meth:`search` is by vector only.
+    keyword_index: bool
 
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
         """Return the stored position of each of ``uuids`` that is stored (any document)."""
@@ -95,6 +97,24 @@ class ChunkStore(Protocol):
 
     def delete_doc(self, doc_id: str) -> int:
         """Delete every chunk of ``doc_id``; return how many were deleted."""
+        ...
+
+    def search(
+        self,
+        query: str,
+        vector: Sequence[float] | None,
+        *,
+        k: int = 5,
+        where: Sequence[Condition] = (),
+        hybrid: bool = True,
+    ) -> list[Hit]:
+        """Return the top ``k`` chunks for ``query`` that meet all of ``where``, best first.
+
+        Hybrid (keyword + ``vector``) by default; vector-only when ``hybrid`` is off or
+        there is no :attr:`keyword_index`; keyword-only without a ``vector``. With no
+        vector and no keyword index, or a property the store cannot filter on, raise
+        ``StoreError`` (``chunkweave.storage.filters.FILTERABLE`` lists those it can).
+        """
         ...
 
     def open_ledger(self) -> DocumentLedger:

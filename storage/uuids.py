@@ -1,4 +1,4 @@
-"""The one mapping from a chunk's SHA1 id to its Weaviate object UUID."""
+"""The one mapping from a chunk's SHA1 id to the UUID every chunk store keys it by."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Pytest plugin: a real Weaviate server for the whole test session.
 
-Started through ``chunkweave.storage.embedded.weaviate`` (the project's own starter) on free
+Started through ``chunkweave.storage.weaviate.server.local`` (the project's own starter) on free
 loopback ports with a temporary data directory. Set
 ``CHUNKWEAVE_TEST_WEAVIATE_URL`` (and ``CHUNKWEAVE_TEST_WEAVIATE_GRPC_PORT``) to reuse
 a running server instead. Tests get a fresh collection name each (see
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
 URL_ENV = "CHUNKWEAVE_TEST_WEAVIATE_URL"
 GRPC_ENV = "CHUNKWEAVE_TEST_WEAVIATE_GRPC_PORT"

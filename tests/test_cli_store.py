@@ -55,6 +55,11 @@ def test_cli_ingest_json_summary_and_exit_code(weaviate_cfg, corpus, tmp_path):
     found = subprocess.run(search, env=env, cwd=ROOT, capture_output=True, text=True)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)[0]["source"] == str(good)
+    # A DOCX has no pages, so nothing matches; the server refuses a string for an int.
+    on_page = [*search, "--filter", "pages=1", "--filter", f"source={good}"]
+    filtered = subprocess.run(on_page, env=env, cwd=ROOT, capture_output=True, text=True)
+    assert filtered.returncode == 0, filtered.stderr
+    assert json.loads(filtered.stdout) == []
 
     docs = subprocess.run([CHUNKWEAVE, "docs", "--json"], env=env, capture_output=True, text=True)
     listed = {e["source"]: e["status"] for e in json.loads(docs.stdout)}
@@ -95,7 +100,7 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
 
     # While another process runs the server for this data dir, the CLI attaches to it
     # instead of starting a second server on the same files, and leaves it running.
-    from chunkweave.storage.embedded.weaviate import LocalWeaviate
+    from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
     with LocalWeaviate(tmp_path / "weaviate") as owner:
         assert not owner.attached
@@ -106,6 +111,17 @@ def test_without_a_url_the_cli_starts_a_persistent_local_weaviate(tmp_path, corp
         assert f"already running on {owner.url}" in listed.stderr
         assert [e["source"] for e in json.loads(listed.stdout)] == [doc]
         assert owner.pid is not None  # the attached CLI did not stop the owner's server
+
+
+def test_search_filters_are_typed_as_the_properties_are_stored():
+    from chunkweave.storage.filters import Condition
+    from chunkweave.worker.cli.store import _parse_filters
+
+    assert _parse_filters(["pages=3", "doc_id=file:///a=b", "page_start=2"]) == (
+        Condition("pages", "equal", 3),
+        Condition("doc_id", "equal", "file:///a=b"),
+        Condition("page_start", "equal", 2),
+    )
 
 
 def test_search_filter_on_an_unindexed_property_is_refused_before_connecting():
@@ -141,7 +157,7 @@ def test_keyword_index_off_from_the_environment_gives_vector_only_search(
         assert f"collection {collection} has no keyword index" in found.stderr
         assert json.loads(found.stdout)[0]["source"] == str(doc)
     finally:
-        from chunkweave.storage.weaviate_client import connect
+        from chunkweave.storage.weaviate.client import connect
 
         with connect(weaviate_cfg) as client:
             client.collections.delete([collection, weaviate_cfg.ledger_collection + "NoBm25"])

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 import yaml
 
-from chunkweave.storage.embedded.weaviate_build import PINNED_VERSION
+from chunkweave.storage.weaviate.server.build import PINNED_VERSION
 from chunkweave.worker.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,12 +10,14 @@ from docx import Document
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import parse_document
 from chunkweave.parsers.errors import ErrorCode
+from chunkweave.storage import ingest
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import EmbedderError, EmbeddingServiceError
-from chunkweave.storage.errors import StoreUnavailableError
-from chunkweave.storage.ingest import STORES, Pipeline, doc_id_for, open_pipeline
+from chunkweave.storage.errors import StoreError, StoreUnavailableError
+from chunkweave.storage.ingest import Pipeline, doc_id_for, open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import CountingEmbedder, MemoryStore, make_chunk
 
 
@@ -111,14 +113,23 @@ def test_missing_file_is_not_found(tmp_path):
     assert pipe.ingest(tmp_path / "gone.docx").error_code == ErrorCode.NOT_FOUND
 
 
-def test_open_pipeline_picks_the_store_from_the_registry(monkeypatch):
-    weaviate_cfg = WeaviateConfig()
+def test_open_pipeline_builds_on_the_opened_store_and_closes_it_on_failure(monkeypatch):
+    opened: list[tuple[WeaviateConfig, EmbedderIdentity]] = []
     store = MemoryStore(EmbedderIdentity("test-embedder", 16))
-    monkeypatch.setitem(STORES, "memory", lambda cfg, identity: store)
-    pipe = open_pipeline(weaviate_cfg, CountingEmbedder(), store_kind="memory")
-    assert pipe.store is store and pipe.ledger is store.ledger
-    with pytest.raises(ValueError, match="unknown store kind 'nope'"):
-        open_pipeline(weaviate_cfg, CountingEmbedder(), store_kind="nope")
+
+    def fake_open(cfg: WeaviateConfig, identity: EmbedderIdentity) -> MemoryStore:
+        opened.append((cfg, identity))
+        return store
+
+    monkeypatch.setattr(ingest, "open_store", fake_open)
+    weaviate_cfg = WeaviateConfig()
+    pipe = open_pipeline(weaviate_cfg, CountingEmbedder())
+    assert pipe.store is store and pipe.ledger is store.ledger and not store.closed
+    assert opened == [(weaviate_cfg, EmbedderIdentity("test-embedder", 16))]
+    store.identity = EmbedderIdentity("other", 16)  # the pipeline refuses this store
+    with pytest.raises(StoreError, match="other"):
+        open_pipeline(weaviate_cfg, CountingEmbedder())
+    assert store.closed
 
 
 # -- against the real server ----------------------------------------------------------------

@@ -15,7 +15,8 @@ import pytest
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import Pipeline, doc_id_for
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.store import WeaviateStore
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,7 +145,8 @@ import json, os, sys, time
 import chunkweave.storage.ingest as ingest
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.store import WeaviateStore
 cfg = WeaviateConfig(**json.loads(os.environ["TEST_CFG"]), api_key=os.environ["TEST_KEY"])
 embedder = make_embedder(EmbedderConfig())
 store = WeaviateStore.open(cfg, EmbedderIdentity(embedder.name, embedder.dimension))

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import get_args
 
 import pytest
 from weaviate.classes.query import Filter
 
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
+from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
+from chunkweave.storage.filters import Condition, Operator
 from chunkweave.storage.hits import relevance
-from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
-from chunkweave.storage.weaviate_store import (
+from chunkweave.storage.weaviate.ledger import LedgerEntry
+from chunkweave.storage.weaviate.schema import (
     EmbedderIdentity,
-    EmbedderMismatchError,
-    StoreError,
-    StoreUnavailableError,
-    WeaviateStore,
     identity_description,
     parse_identity,
 )
+from chunkweave.storage.weaviate.search import where_filter
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
@@ -72,6 +73,20 @@ def test_store_errors_carry_codes_and_say_which_are_transient():
     assert not EmbedderMismatchError("x").transient
 
 
+def test_conditions_translate_to_one_weaviate_filter_anded_in_order():
+    assert where_filter([]) is None
+    one = where_filter([Condition("doc_id", "equal", "doc-a")])
+    assert one == Filter.by_property("doc_id").equal("doc-a")
+    ops = ["equal", "not_equal", "less_than", "less_or_equal", "greater_than", "greater_or_equal"]
+    assert set(ops) == set(get_args(Operator))
+    both = where_filter([Condition("pages", "equal", 3), Condition("type", "not_equal", "table")])
+    expected = Filter.by_property("pages").equal(3) & Filter.by_property("type").not_equal("table")
+    assert type(both) is type(expected) and vars(both) == vars(expected)
+    prop = Filter.by_property("page_start")
+    for op in ops:
+        assert where_filter([Condition("page_start", op, 2)]) == getattr(prop, op)(2), op
+
+
 def test_identity_round_trips_through_the_description():
     assert parse_identity(identity_description(ID16)) == ID16
     assert parse_identity("someone else's collection") is None
@@ -89,11 +104,12 @@ def test_upsert_is_idempotent_and_keyed_by_chunk_uuid(store_and_ledger):
 
 
 @pytest.mark.integration
-def test_existing_reports_only_stored_uuids(store_and_ledger):
+def test_positions_report_only_stored_uuids(store_and_ledger):
     chunks = [make_chunk("doc-a", i) for i in range(5)]
     store_and_ledger.upsert(chunks[:3], vectors(chunks[:3]))
     wanted = [chunk_uuid(c.id) for c in chunks]
-    assert store_and_ledger.existing(wanted) == set(wanted[:3])
+    found = store_and_ledger.positions(wanted)
+    assert {u: p.chunk_index for u, p in found.items()} == {wanted[i]: i for i in range(3)}
 
 
 @pytest.mark.integration
@@ -139,7 +155,7 @@ def test_search_returns_text_heading_path_pages_and_source(store_and_ledger):
     assert all(h.score == pytest.approx(1 - h.distance) for h in hits)
     assert (hits[0].text, hits[0].heading_path) == (target.text, target.heading_path)
     assert (hits[0].pages, hits[0].source) == (target.pages, target.source)
-    only_b = Filter.by_property("doc_id").equal("doc-b")
+    only_b = [Condition("doc_id", "equal", "doc-b")]
     hybrid = store_and_ledger.search("topic x", det_vector("q", 16), k=5, where=only_b)
     assert [h.doc_id for h in hybrid] == ["doc-b"]
     assert [h.text for h in store_and_ledger.search("elsewhere", None, k=3)] == [
@@ -167,7 +183,6 @@ def test_ledger_put_get_list_delete(store_and_ledger):
     assert got.created_at == first.created_at and again.updated_at >= first.updated_at
     ledger.put(LedgerEntry(doc_id="file:///b", source="/b", status="ok"))
     assert {e.doc_id for e in ledger.entries()} == {"file:///a", "file:///b"}
-    assert [e.doc_id for e in ledger.find_source("/b")] == ["file:///b"]
     assert ledger.delete("file:///a")
     assert ledger.get("file:///a") is None
 

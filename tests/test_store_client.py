@@ -1,4 +1,4 @@
-"""Pure logic of chunkweave.storage.weaviate_client: failure classification and vector packing."""
+"""Pure logic of chunkweave.storage.weaviate.client: failure classification and vector packing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 import numpy as np
 import pytest
 
-from chunkweave.storage.weaviate_client import _as_list, is_transient
+from chunkweave.storage.weaviate.client import _as_list, is_transient
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""chunkweave.storage.grpc_batch: our encoding of batch writes, checked against the client's own.
+""":mod:`chunkweave.storage.weaviate.grpc_batch`, checked against the client's own encoding.
 
 The client's encoding (``insert_many``'s) is the oracle: for the objects the stores
 write, our request must be the same message. Integration tests write through both
@@ -18,11 +18,11 @@ from weaviate.proto.v1 import batch_pb2
 from weaviate.util import _ServerVersion
 
 from chunkweave.chunking.models import Chunk, Region
-from chunkweave.storage.chunk_schema import chunk_properties
-from chunkweave.storage.grpc_batch import BatchSender, encode_request, vector_bytes
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_client import send_objects
-from chunkweave.storage.weaviate_store import WeaviateStore
+from chunkweave.storage.weaviate.client import send_objects
+from chunkweave.storage.weaviate.grpc_batch import BatchSender, encode_request, vector_bytes
+from chunkweave.storage.weaviate.schema import chunk_properties
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import ID16, make_chunk, vectors
 
 WHEN = datetime(2026, 12, 1, 15, 4, 5, 123456, tzinfo=UTC)
@@ -71,9 +71,6 @@ def client_request(objects: list[tuple[str, dict[str, Any], Any]], tenant: str |
         for i, (uuid, props, vec) in enumerate(objects)
     ]
     return batch_pb2.BatchObjectsRequest(objects=encoder.grpc_objects(batch))
-
-
-# -- pure ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("tenant", [None, "tenant-a"])
@@ -135,9 +132,6 @@ def test_empty_or_2d_vectors_are_refused(bad):
 def test_unsupported_values_name_the_property(value, message):
     with pytest.raises(TypeError, match=message):
         encode_request([("u", ({"p": value}, None))], collection="Chunk")
-
-
-# -- real server --------------------------------------------------------------------------
 
 
 @pytest.mark.integration

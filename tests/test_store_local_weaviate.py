@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from chunkweave.storage.embedded import process, weaviate_build
-from chunkweave.storage.embedded.weaviate import LocalWeaviate, Ports
-from chunkweave.storage.embedded.weaviate_build import LocalWeaviateError, binary_path, build
+from chunkweave.storage.embedded import process
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_store import EmbedderIdentity, WeaviateStore
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.server import build as weaviate_build
+from chunkweave.storage.weaviate.server.build import LocalWeaviateError, binary_path, build
+from chunkweave.storage.weaviate.server.local import LocalWeaviate, Ports
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import det_vector, make_chunk
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,11 +151,13 @@ def _alive(pid: int) -> bool:
 @pytest.mark.integration
 def test_start_cli_serves_until_killed_and_leaves_no_orphan(tmp_path):
     if not binary_path().is_file():
-        pytest.skip("Weaviate binary not built (python -m chunkweave.storage.embedded build)")
+        pytest.skip(
+            "Weaviate binary not built (python -m chunkweave.storage.weaviate.server build)"
+        )
     cmd = [
         sys.executable,
         "-m",
-        "chunkweave.storage.embedded",
+        "chunkweave.storage.weaviate.server",
         "start",
         "--data-dir",
         str(tmp_path),

@@ -10,25 +10,28 @@ import time
 
 import numpy as np
 import pytest
-from weaviate.classes.config import Configure
+from weaviate.classes.config import Configure, DataType
 from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import Region
-from chunkweave.storage.chunk_schema import (
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.filters import FILTERABLE, Condition
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate.client import connect
+from chunkweave.storage.weaviate.schema import (
     CHUNK_PROPERTIES,
     FILTERABLE_PROPERTIES,
     KEYWORD_PROPERTIES,
     REGIONS,
     SCHEMA_VERSION,
+    EmbedderIdentity,
     chunk_properties,
     identity_description,
     parse_identity,
     parse_schema_version,
 )
-from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_client import connect
-from chunkweave.storage.weaviate_store import EmbedderIdentity, StoreError, WeaviateStore
+from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
@@ -62,6 +65,14 @@ def test_only_read_properties_are_indexed():
     nested = by_name[REGIONS].nestedProperties or []
     assert {p.name for p in nested} == {"page", "bbox"}
     assert not any(p.indexFilterable or p.indexSearchable or p.indexRangeFilters for p in nested)
+
+
+def test_filter_indexes_are_the_store_neutral_filterable_properties():
+    assert set(FILTERABLE) == FILTERABLE_PROPERTIES
+    kinds = {p.name: p.dataType for p in CHUNK_PROPERTIES}
+    ints = {n for n, t in FILTERABLE.items() if t is int}
+    assert {kinds[n] for n in ints} <= {DataType.INT, DataType.INT_ARRAY}
+    assert {kinds[n] for n in set(FILTERABLE) - ints} == {DataType.TEXT}
 
 
 def test_regions_are_stored_as_page_and_box_objects():
@@ -144,7 +155,7 @@ def test_every_filterable_property_filters(chunk_store):
         value = props[name][0] if isinstance(props[name], list) else props[name]
         hits = coll.query.fetch_objects(filters=Filter.by_property(name).equal(value), limit=10)
         assert chunk_uuid(target.id) in {str(o.uuid) for o in hits.objects}, name
-    unindexed = Filter.by_property("chunker").equal(target.chunker)
+    unindexed = [Condition("chunker", "equal", target.chunker)]
     with pytest.raises(StoreError, match="chunker"):
         chunk_store.search("paragraph", None, k=3, where=unindexed)
 
@@ -160,7 +171,7 @@ def test_version_1_collection_is_used_with_a_warning(weaviate_cfg, caplog):
             properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.collection"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert (old.schema_version, old.regions) == (1, False)
@@ -184,7 +195,7 @@ def test_version_2_collection_is_used_without_regions(weaviate_cfg, caplog):
             properties=[p for p in CHUNK_PROPERTIES if p.name != REGIONS],
             vector_config=Configure.Vectors.self_provided(),
         )
-    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate_store"):
+    with caplog.at_level(logging.WARNING, logger="chunkweave.storage.weaviate.collection"):
         old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         assert (old.schema_version, old.regions) == (2, False)
@@ -240,7 +251,7 @@ def test_partly_rejected_slice_raises_with_the_reason(chunk_store):
     mixed = [*vectors(chunks[1:3]), det_vector("x", 5)]
     with pytest.raises(StoreError, match="rejected 1 of 3.*(dimension|length)"):
         chunk_store.upsert(chunks[1:], mixed)
-    assert chunk_store.existing(chunk_uuid(c.id) for c in chunks) == {
+    assert set(chunk_store.positions(chunk_uuid(c.id) for c in chunks)) == {
         chunk_uuid(c.id) for c in chunks[:3]
     }
 

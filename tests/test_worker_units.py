@@ -6,7 +6,7 @@ import pytest
 
 from chunkweave.parsers.errors import CorruptDocumentError
 from chunkweave.storage.embedders import EmbeddingServiceError
-from chunkweave.storage.weaviate_store import StoreUnavailableError
+from chunkweave.storage.errors import StoreUnavailableError
 from chunkweave.worker.celery_app import make_app, visibility_timeout_s
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import normalize, wanted

@@ -1,8 +1,5 @@
-"""Real servers run as child processes on loopback: Weaviate here, Redis for the worker.
+"""What every embedded server shares: :mod:`.process` (free ports, own session, bounded waits).
 
-- :mod:`.process`: what every embedded server shares (free ports, starting in its own
-  session, bounded readiness wait, bounded stop).
-- :mod:`.weaviate_build`: building and caching the Weaviate binary (``go install``, PGO).
-- :mod:`.weaviate`: :class:`~.weaviate.LocalWeaviate`, one server per data directory.
-- ``python -m chunkweave.storage.embedded build|path|start``: the command line.
+The servers themselves live with their users: Weaviate in
+:mod:`chunkweave.storage.weaviate.server`, Redis in :mod:`chunkweave.worker.embedded`.
 """

@@ -19,23 +19,23 @@ from typing import Any, get_args
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES, ParseOptions
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
-from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.embedders import Embedder, make_embedder
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.filters import FILTERABLE, Condition
+from chunkweave.storage.hits import Hit
 from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
-from chunkweave.storage.weaviate_store import EmbedderIdentity, Hit, StoreError, WeaviateStore
+from chunkweave.storage.protocols import ChunkStore
+from chunkweave.storage.stores import open_store
+from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 
-_INT_PROPS = frozenset(
-    {"page_start", "page_end", "chunk_index", "token_count", "table_row_start", "table_row_end"}
-)
 _stderr = Console(stderr=True)
 
 
@@ -220,28 +220,27 @@ def ingest(
         raise SystemExit(1)
 
 
-def _open_store(settings: Settings, wcfg: WeaviateConfig) -> tuple[WeaviateStore, Embedder]:
+def _open_store(settings: Settings, wcfg: WeaviateConfig) -> tuple[ChunkStore, Embedder]:
     embedder = make_embedder(settings.embedder)
     identity = EmbedderIdentity(embedder.name, embedder.dimension)
-    return WeaviateStore.open(wcfg, identity), embedder
+    return open_store(wcfg, identity), embedder
 
 
-def _parse_filters(items: Sequence[str]) -> Any:
-    where = None
+def _parse_filters(items: Sequence[str]) -> tuple[Condition, ...]:
+    where: list[Condition] = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise click.BadParameter(f"{item!r}: expected KEY=VALUE", param_hint="--filter")
-        if key not in FILTERABLE_PROPERTIES:
-            allowed = ", ".join(sorted(FILTERABLE_PROPERTIES))
+        if key not in FILTERABLE:
+            allowed = ", ".join(sorted(FILTERABLE))
             raise click.BadParameter(
                 f"{key!r} is not a filterable chunk property (one of: {allowed})",
                 param_hint="--filter",
             )
-        typed: Any = int(value) if key in _INT_PROPS else value
-        cond = Filter.by_property(key).equal(typed)
-        where = cond if where is None else where & cond
-    return where
+        # Typed as stored: ``pages=3`` must be the integer 3 (the server refuses "3").
+        where.append(Condition(key, "equal", FILTERABLE[key](value)))
+    return tuple(where)
 
 
 def hit_json(hit: Hit) -> dict[str, Any]:

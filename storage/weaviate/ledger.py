@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
-from weaviate.classes.query import Filter
 from weaviate.collections.classes.data import DataObject
 from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.uuids import ledger_uuid
-from chunkweave.storage.weaviate_client import WeaviateSession, is_transient
+from chunkweave.storage.weaviate.client import WeaviateSession, is_transient
 
 if TYPE_CHECKING:
     pass
@@ -131,15 +130,6 @@ class WeaviateLedger:
         return bool(
             self.session.retry("ledger delete", lambda: coll.data.delete_by_id(ledger_uuid(doc_id)))
         )
-
-    def find_source(self, source: str) -> list[LedgerEntry]:
-        """Entries whose ``source`` is exactly ``source``."""
-        coll = self.session.handle(self.name)
-        where = Filter.by_property("source").equal(source)
-        result = self.session.retry(
-            "ledger query", lambda: coll.query.fetch_objects(filters=where, limit=100)
-        )
-        return [_entry(o.properties) for o in result.objects]
 
     def entries(self) -> Iterator[LedgerEntry]:
         """Every entry, in no particular order (cursor-paged: no size limit).

@@ -57,10 +57,10 @@ def _int(name: str, *, filterable: bool = False) -> Property:
 #: 2. an inverted index only where something filters or searches (below), HNSW build
 #:    parameters from ``WeaviateConfig``. A version 1 collection has every index
 #:    version 2 uses, so it keeps working (more slowly); see
-#:    :func:`chunkweave.storage.weaviate_store.WeaviateStore.ensure_schema`.
+#:    :func:`chunkweave.storage.weaviate.collection.ensure_collection`.
 #: 3. ``regions`` (the chunk's source regions, :attr:`Chunk.regions`), not indexed. A
 #:    version 1 or 2 collection has no such property: it is used as is, and its chunks
-#:    are written and read without regions (see ``ensure_schema``).
+#:    are written and read without regions (see ``ensure_collection``).
 SCHEMA_VERSION = 3
 
 #: Every inverted index costs write time on each object, so each one has a reader:
@@ -141,7 +141,8 @@ def collection_properties(keyword_index: bool = True) -> list[Property]:
     ]
 
 
-#: Properties ``chunkweave search --filter KEY=VALUE`` accepts (the filterable ones).
+#: The properties with a filter index: those of :data:`chunkweave.storage.filters.FILTERABLE`,
+#: which ``ChunkStore.search`` filters on (a test checks they agree).
 FILTERABLE_PROPERTIES: frozenset[str] = frozenset(
     p.name for p in CHUNK_PROPERTIES if p.indexFilterable
 )

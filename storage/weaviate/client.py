@@ -32,20 +32,8 @@ from weaviate.exceptions import (
 )
 
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
-from chunkweave.storage.grpc_batch import BatchSender, Item, Pending, Vector
-
-__all__ = [
-    "EmbedderMismatchError",
-    "Pending",
-    "StoreError",
-    "StoreUnavailableError",
-    "WeaviateSession",
-    "connect",
-    "is_transient",
-    "retrying",
-    "send_objects",
-]
+from chunkweave.storage.errors import StoreError, StoreUnavailableError
+from chunkweave.storage.weaviate.grpc_batch import BatchSender, Item, Pending, Vector
 
 T = TypeVar("T")
 
@@ -235,7 +223,7 @@ def send_objects(
 
     Slices of ``batch_size`` go out as single gRPC ``BatchObjects`` calls,
     ``concurrent_requests`` at a time, so the next slice is encoded while the server
-    indexes the previous one. Slices are encoded by :mod:`chunkweave.storage.grpc_batch` (a
+    indexes the previous one. Slices are encoded by :mod:`chunkweave.storage.weaviate.grpc_batch` (a
     quarter of the CPU of ``insert_many``'s encoding) and sent over the client's
     connection; ``client_encoder`` (or a client without that connection) uses
     ``insert_many`` instead. (The client's ``batch.fixed_size`` makes the same calls

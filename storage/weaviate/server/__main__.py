@@ -1,8 +1,8 @@
 """Command line for the embedded Weaviate (used by the project's scripts).
 
-    python -m chunkweave.storage.embedded path    # print where the binary lives
-    python -m chunkweave.storage.embedded build   # build it if missing
-    python -m chunkweave.storage.embedded start --data-dir DIR [--port N] [--grpc-port N]
+    python -m chunkweave.storage.weaviate.server path    # print where the binary lives
+    python -m chunkweave.storage.weaviate.server build   # build it if missing
+    python -m chunkweave.storage.weaviate.server start --data-dir DIR [--port N] [--grpc-port N]
 
 ``start`` prints one JSON line (url, grpc_port, pid, log) once the server is ready
 and serves until SIGTERM or Ctrl-C.
@@ -17,12 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from chunkweave.storage.embedded.weaviate import LocalWeaviate, Ports
-from chunkweave.storage.embedded.weaviate_build import (
+from chunkweave.storage.weaviate.server.build import (
     LocalWeaviateError,
     binary_path,
     ensure_binary,
 )
+from chunkweave.storage.weaviate.server.local import LocalWeaviate, Ports
 
 
 def _ports(port: int | None, grpc_port: int | None) -> Ports | None:
@@ -61,7 +61,7 @@ def _serve(server: LocalWeaviate) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (1 with a message on failure)."""
     parser = argparse.ArgumentParser(
-        prog="python -m chunkweave.storage.embedded", description=__doc__
+        prog="python -m chunkweave.storage.weaviate.server", description=__doc__
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("path", help="print the cached binary's path")

@@ -1,68 +1,43 @@
-"""The chunk collection in Weaviate: schema, batch upsert, existing ids, prune, search.
+"""The chunk collection in Weaviate, as a ``ChunkStore``: batch upsert, reads, prune, search.
 
 One :class:`WeaviateStore` per process (it owns a client). Every write is checked:
 per-object failures raise :class:`StoreError` with the reasons; transient failures
 (server down, timeouts) are retried with bounded exponential backoff
 (``WeaviateConfig.retries``) and then raise :class:`StoreUnavailableError`. Nothing
-is silently dropped.
+is silently dropped. Creating and checking the collection is :mod:`.collection`'s,
+searching it :mod:`.search`'s.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import weaviate
-from weaviate.classes.config import Configure
-from weaviate.classes.query import Filter, MetadataQuery, QueryNested, Sort
+from weaviate.classes.query import Filter, QueryNested, Sort
 from weaviate.collections.classes.filters import _Filters
-from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.chunking.models import Chunk
-from chunkweave.storage.chunk_schema import (
-    KEYWORD_PROPERTIES,
+from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.errors import StoreError, StoreUnavailableError
+from chunkweave.storage.filters import Condition
+from chunkweave.storage.hits import Hit
+from chunkweave.storage.protocols import StoredPosition
+from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
+from chunkweave.storage.weaviate.collection import ensure_collection
+from chunkweave.storage.weaviate.grpc_batch import Pending
+from chunkweave.storage.weaviate.ledger import WeaviateLedger
+from chunkweave.storage.weaviate.schema import (
     REGIONS,
     SCHEMA_VERSION,
     EmbedderIdentity,
     chunk_properties,
-    collection_properties,
-    identity_description,
-    parse_identity,
-    parse_schema_version,
     read_regions,
 )
-from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
-from chunkweave.storage.hits import Hit, relevance
-from chunkweave.storage.ledger import WeaviateLedger
-from chunkweave.storage.protocols import StoredPosition
-from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate_client import (
-    Pending,
-    WeaviateSession,
-    connect,
-    is_transient,
-    send_objects,
-)
-
-__all__ = [
-    "EmbedderIdentity",
-    "EmbedderMismatchError",
-    "Hit",
-    "StoreError",
-    "StoreUnavailableError",
-    "WeaviateStore",
-    "chunk_properties",
-    "connect",
-    "identity_description",
-    "parse_identity",
-    "parse_schema_version",
-]
-
-log = logging.getLogger(__name__)
+from chunkweave.storage.weaviate.search import search_chunks, where_filter
 
 #: Objects per fetch/delete-by-id call: half of Weaviate's default QUERY_MAXIMUM_RESULTS.
 _PAGE = 5_000
@@ -119,86 +94,13 @@ class WeaviateStore:
     def ensure_schema(self) -> None:
         """Create the chunk collection if missing; refuse one it cannot safely use.
 
-        A new collection records the embedder identity and :data:`SCHEMA_VERSION` in
-        its description and gets the HNSW build parameters and the keyword index
-        choice of the config; an existing one keeps its own (:attr:`keyword_index`
-        says which it has). An existing one must hold this embedder's vectors
-        (:class:`EmbedderMismatchError` otherwise) and a schema version this code
-        knows: a newer version is an error; an older one is used as is, with a
-        warning saying what it lacks. Version 1 (every identifier indexed, Weaviate's
-        HNSW defaults) has every index later versions read, so only writes are
-        slower; versions 1 and 2 have no ``regions`` property, so chunks are written
-        and searched there without their source regions (:attr:`regions` is off; the
-        schema is never changed in place, and adding the property would give regions
-        only to chunks written from then on). Migration: ingest into a new collection
-        (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
+        Reads what the collection has into :attr:`schema_version`,
+        :attr:`keyword_index` and :attr:`regions`; see
+        :func:`chunkweave.storage.weaviate.collection.ensure_collection`.
         """
-        name = self.cfg.collection
-
-        def _ensure() -> tuple[int | None, bool, bool]:
-            if not self.client.collections.exists(name):
-                self.client.collections.create(
-                    name,
-                    description=identity_description(self.identity),
-                    properties=collection_properties(self.cfg.keyword_index),
-                    vector_config=Configure.Vectors.self_provided(
-                        vector_index_config=Configure.VectorIndex.hnsw(
-                            ef_construction=self.cfg.hnsw_ef_construction,
-                            max_connections=self.cfg.hnsw_max_connections,
-                            ef=self.cfg.hnsw_ef,
-                            dynamic_ef_min=self.cfg.hnsw_dynamic_ef_min,
-                        )
-                    ),
-                    multi_tenancy_config=self.session.multi_tenancy(),
-                )
-                return SCHEMA_VERSION, self.cfg.keyword_index, True
-            config = self.client.collections.use(name).config.get(simple=True)
-            recorded = parse_identity(config.description)
-            if recorded is None:
-                raise EmbedderMismatchError(
-                    f"collection {name!r} was not created by chunkweave (no embedder recorded); "
-                    "configure another collection name"
-                )
-            if recorded != self.identity:
-                raise EmbedderMismatchError(
-                    f"collection {name!r} holds vectors from {recorded}, but the configured "
-                    f"embedder is {self.identity}; use another collection name "
-                    "(CHUNKWEAVE_WEAVIATE__COLLECTION) or delete the collection first"
-                )
-            keyword = any(
-                p.index_searchable and p.name in KEYWORD_PROPERTIES for p in config.properties
-            )
-            regions = any(p.name == REGIONS for p in config.properties)
-            return parse_schema_version(config.description), keyword, regions
-
-        try:
-            version, self.keyword_index, self.regions = self.session.retry(
-                f"creating collection {name}", _ensure
-            )
-            self.session.ensure_tenant(name)
-        except WeaviateBaseError as err:
-            raise StoreError(f"creating collection {name}: {err}") from err
-        self.schema_version = version or SCHEMA_VERSION
-        if self.schema_version > SCHEMA_VERSION:
-            raise StoreError(
-                f"collection {name!r} has chunk schema version {self.schema_version}, newer "
-                f"than this chunkweave's ({SCHEMA_VERSION}); upgrade chunkweave"
-            )
-        if self.schema_version < SCHEMA_VERSION:
-            lacks = [] if self.regions else ["no source regions on chunks or hits"]
-            if self.schema_version < 2:
-                lacks.append("slower writes (extra indexes, HNSW defaults)")
-            log.warning(
-                "collection %r has chunk schema version %d (this chunkweave writes %d): it "
-                "works, with %s; to migrate, ingest into a new collection "
-                "(CHUNKWEAVE_WEAVIATE__COLLECTION), then delete the old one",
-                name,
-                self.schema_version,
-                SCHEMA_VERSION,
-                " and ".join(lacks) or "what that version has",
-            )
-
-    # -- writes ------------------------------------------------------------------------
+        self.schema_version, self.keyword_index, self.regions = ensure_collection(
+            self.session, self.identity
+        )
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
         """Write ``chunks`` (with ``vectors`` in the same order, or none) and return the count.
@@ -276,12 +178,6 @@ class WeaviateStore:
     def delete_doc(self, doc_id: str) -> int:
         """Delete every chunk of ``doc_id``; returns how many were deleted."""
         return self.delete_where(Filter.by_property("doc_id").equal(doc_id))
-
-    # -- reads -------------------------------------------------------------------------
-
-    def existing(self, uuids: Iterable[str]) -> set[str]:
-        """Which of ``uuids`` are stored (in any document)."""
-        return {str(o.uuid) for o in self._by_ids(uuids, [])}
 
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
         """Return the stored ``chunk_index`` and regions of those of ``uuids`` stored."""
@@ -372,49 +268,22 @@ class WeaviateStore:
         vector: Sequence[float] | None,
         *,
         k: int = 5,
-        where: _Filters | None = None,
+        where: Sequence[Condition] = (),
         hybrid: bool = True,
     ) -> list[Hit]:
-        """Top ``k`` chunks for ``query``: hybrid (BM25 + vector), vector-only, or BM25.
+        """Top ``k`` chunks meeting all of ``where``: hybrid (BM25 + vector), vector-only, or BM25.
 
         Without a ``vector`` (the ``none`` embedder) the search is BM25 only. On a
         collection without the keyword index (:attr:`keyword_index`) a hybrid search
         is vector-only, and one without a vector raises :class:`StoreError`.
         """
-        if vector is None and not self.keyword_index:
-            raise StoreError(
-                f"collection {self.cfg.collection!r} has no keyword index "
-                "(created with keyword_index off) and the embedder makes no query "
-                "vectors: there is nothing to search with"
-            )
-        query_api = self.collection().query
-        meta = MetadataQuery(score=True, distance=True)
-
-        def _run() -> Any:
-            if vector is None:
-                return query_api.bm25(query=query, limit=k, filters=where, return_metadata=meta)
-            if hybrid and self.keyword_index:
-                return query_api.hybrid(
-                    query=query, vector=list(vector), limit=k, filters=where, return_metadata=meta
-                )
-            return query_api.near_vector(
-                near_vector=list(vector), limit=k, filters=where, return_metadata=meta
-            )
-
-        objs = self.session.retry("search", _run).objects
-        by_distance = vector is not None and not (hybrid and self.keyword_index)
-        return [
-            Hit(
-                uuid=str(o.uuid),
-                score=relevance(o.metadata.score, o.metadata.distance, by_distance=by_distance),
-                distance=o.metadata.distance,
-                text=str(o.properties.get("text", "")),
-                heading_path=tuple(o.properties.get("heading_path") or ()),
-                pages=tuple(int(p) for p in o.properties.get("pages") or ()),
-                source=str(o.properties.get("source", "")),
-                doc_id=str(o.properties.get("doc_id", "")),
-                type=str(o.properties.get("type", "")),
-                regions=read_regions(o.properties.get(REGIONS)),
-            )
-            for o in objs
-        ]
+        return search_chunks(
+            self.session,
+            self.cfg.collection,
+            query,
+            vector,
+            k=k,
+            where=where_filter(where),
+            hybrid=hybrid,
+            keyword_index=self.keyword_index,
+        )

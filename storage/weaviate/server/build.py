@@ -2,7 +2,7 @@
 
 The server is built once with ``go install`` and cached under the user's cache
 directory (outside any clone, so CI runs in fresh clones reuse it). The build is
-profile-guided (``go install -pgo``) with ``storage/weaviate.pgo``, a CPU profile of
+profile-guided (``go install -pgo``) with ``weaviate.pgo`` (next to this module), a CPU profile of
 chunkweave's own write-heavy workload recorded by ``bench/weaviate_profile.py``:
 bench/weaviate_pgo.py measured 7-15% less server CPU per insert than a plain build
 (1.12-1.22x the rate). ``CHUNKWEAVE_WEAVIATE_PGO=off`` builds (and uses) the plain
@@ -31,7 +31,7 @@ PINNED_VERSION = "1.35.2"
 GO_PACKAGE = "github.com/weaviate/weaviate/cmd/weaviate-server"
 BINARY_NAME = "weaviate-server"
 #: CPU profile for the profile-guided build (see the module docstring).
-PGO_PROFILE = Path(__file__).parents[1] / "weaviate.pgo"
+PGO_PROFILE = Path(__file__).with_name("weaviate.pgo")
 
 
 class LocalWeaviateError(LocalServiceError):

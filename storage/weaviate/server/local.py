@@ -1,6 +1,6 @@
 """The real Weaviate server on loopback, one per data directory: :class:`LocalWeaviate`.
 
-:class:`LocalWeaviate` starts the cached build (:mod:`.weaviate_build`) with no
+:class:`LocalWeaviate` starts the cached build (:mod:`.build`) with no
 modules, no telemetry, a given data directory and free loopback ports, waits until
 ``/v1/.well-known/ready`` answers, and stops it without leaving orphans
 (:mod:`.process`).
@@ -38,7 +38,7 @@ from pydantic import SecretStr
 
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedded.process import ServerProcess, free_port, log_tail, port_free
-from chunkweave.storage.embedded.weaviate_build import (
+from chunkweave.storage.weaviate.server.build import (
     PINNED_VERSION,
     LocalWeaviateError,
     ensure_binary,

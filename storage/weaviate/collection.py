@@ -1,0 +1,124 @@
+"""Creating the chunk collection, or checking that an existing one can be used as it is.
+
+:func:`ensure_collection` is what ``WeaviateStore.ensure_schema`` runs: it creates a
+missing collection with this chunkweave's layout, and reads what an existing one has
+(:class:`Layout`), refusing one made for another embedder or by a newer chunkweave.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+from weaviate.classes.config import Configure
+from weaviate.exceptions import WeaviateBaseError
+
+from chunkweave.storage.errors import EmbedderMismatchError, StoreError
+from chunkweave.storage.weaviate.client import WeaviateSession
+from chunkweave.storage.weaviate.schema import (
+    KEYWORD_PROPERTIES,
+    REGIONS,
+    SCHEMA_VERSION,
+    EmbedderIdentity,
+    collection_properties,
+    identity_description,
+    parse_identity,
+    parse_schema_version,
+)
+
+log = logging.getLogger(__name__)
+
+
+class Layout(NamedTuple):
+    """What the chunk collection has: its schema version and its optional parts."""
+
+    #: Layout version of the collection (:data:`SCHEMA_VERSION` for a new one).
+    schema_version: int
+    #: Whether it has the keyword (BM25) index.
+    keyword_index: bool
+    #: Whether it stores source regions.
+    regions: bool
+
+
+def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> Layout:
+    """Create the chunk collection if missing; refuse one it cannot safely use.
+
+    A new collection records the embedder identity and :data:`SCHEMA_VERSION` in
+    its description and gets the HNSW build parameters and the keyword index
+    choice of the config; an existing one keeps its own (the returned
+    :attr:`Layout.keyword_index` says which it has). An existing one must hold this
+    embedder's vectors (:class:`EmbedderMismatchError` otherwise) and a schema version
+    this code knows: a newer version is an error; an older one is used as is, with a
+    warning saying what it lacks. Version 1 (every identifier indexed, Weaviate's
+    HNSW defaults) has every index later versions read, so only writes are
+    slower; versions 1 and 2 have no ``regions`` property, so chunks are written
+    and searched there without their source regions (:attr:`Layout.regions` is off;
+    the schema is never changed in place, and adding the property would give regions
+    only to chunks written from then on). Migration: ingest into a new collection
+    (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
+    """
+    cfg = session.cfg
+    collections = session.client.collections
+    name = cfg.collection
+
+    def _ensure() -> tuple[int | None, bool, bool]:
+        if not collections.exists(name):
+            collections.create(
+                name,
+                description=identity_description(identity),
+                properties=collection_properties(cfg.keyword_index),
+                vector_config=Configure.Vectors.self_provided(
+                    vector_index_config=Configure.VectorIndex.hnsw(
+                        ef_construction=cfg.hnsw_ef_construction,
+                        max_connections=cfg.hnsw_max_connections,
+                        ef=cfg.hnsw_ef,
+                        dynamic_ef_min=cfg.hnsw_dynamic_ef_min,
+                    )
+                ),
+                multi_tenancy_config=session.multi_tenancy(),
+            )
+            return SCHEMA_VERSION, cfg.keyword_index, True
+        config = collections.use(name).config.get(simple=True)
+        recorded = parse_identity(config.description)
+        if recorded is None:
+            raise EmbedderMismatchError(
+                f"collection {name!r} was not created by chunkweave (no embedder recorded); "
+                "configure another collection name"
+            )
+        if recorded != identity:
+            raise EmbedderMismatchError(
+                f"collection {name!r} holds vectors from {recorded}, but the configured "
+                f"embedder is {identity}; use another collection name "
+                "(CHUNKWEAVE_WEAVIATE__COLLECTION) or delete the collection first"
+            )
+        keyword = any(
+            p.index_searchable and p.name in KEYWORD_PROPERTIES for p in config.properties
+        )
+        regions = any(p.name == REGIONS for p in config.properties)
+        return parse_schema_version(config.description), keyword, regions
+
+    try:
+        version, keyword_index, regions = session.retry(f"creating collection {name}", _ensure)
+        session.ensure_tenant(name)
+    except WeaviateBaseError as err:
+        raise StoreError(f"creating collection {name}: {err}") from err
+    layout = Layout(version or SCHEMA_VERSION, keyword_index, regions)
+    if layout.schema_version > SCHEMA_VERSION:
+        raise StoreError(
+            f"collection {name!r} has chunk schema version {layout.schema_version}, newer "
+            f"than this chunkweave's ({SCHEMA_VERSION}); upgrade chunkweave"
+        )
+    if layout.schema_version < SCHEMA_VERSION:
+        lacks = [] if regions else ["no source regions on chunks or hits"]
+        if layout.schema_version < 2:
+            lacks.append("slower writes (extra indexes, HNSW defaults)")
+        log.warning(
+            "collection %r has chunk schema version %d (this chunkweave writes %d): it "
+            "works, with %s; to migrate, ingest into a new collection "
+            "(CHUNKWEAVE_WEAVIATE__COLLECTION), then delete the old one",
+            name,
+            layout.schema_version,
+            SCHEMA_VERSION,
+            " and ".join(lacks) or "what that version has",
+        )
+    return layout

@@ -1,0 +1,95 @@
+"""Searching the chunk collection: hybrid, vector-only or BM25, with store-neutral filters.
+
+:func:`where_filter` translates :class:`chunkweave.storage.filters.Condition` values
+into a Weaviate filter; :func:`search_chunks` runs the query and returns
+:class:`chunkweave.storage.hits.Hit` values, best first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from weaviate.classes.query import Filter, MetadataQuery
+from weaviate.collections.classes.filters import _FilterByProperty, _Filters
+
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.filters import Condition, Operator
+from chunkweave.storage.hits import Hit, relevance
+from chunkweave.storage.weaviate.client import WeaviateSession
+from chunkweave.storage.weaviate.schema import REGIONS, read_regions
+
+_OPERATORS: dict[Operator, Callable[[_FilterByProperty, str | int], _Filters]] = {
+    "equal": lambda prop, value: prop.equal(value),
+    "not_equal": lambda prop, value: prop.not_equal(value),
+    "less_than": lambda prop, value: prop.less_than(value),
+    "less_or_equal": lambda prop, value: prop.less_or_equal(value),
+    "greater_than": lambda prop, value: prop.greater_than(value),
+    "greater_or_equal": lambda prop, value: prop.greater_or_equal(value),
+}
+
+
+def where_filter(where: Sequence[Condition]) -> _Filters | None:
+    """Return the Weaviate filter that holds when all of ``where`` hold (``None``: no filter)."""
+    combined: _Filters | None = None
+    for cond in where:
+        test = _OPERATORS[cond.operator](Filter.by_property(cond.property), cond.value)
+        combined = test if combined is None else combined & test
+    return combined
+
+
+def search_chunks(
+    session: WeaviateSession,
+    collection: str,
+    query: str,
+    vector: Sequence[float] | None,
+    *,
+    k: int,
+    where: _Filters | None,
+    hybrid: bool,
+    keyword_index: bool,
+) -> list[Hit]:
+    """Top ``k`` chunks of ``collection`` for ``query`` (see ``WeaviateStore.search``).
+
+    Without a ``vector`` the search is BM25 only; without ``keyword_index`` a hybrid
+    search is vector-only, and one without a vector raises :class:`StoreError`.
+    """
+    if vector is None and not keyword_index:
+        raise StoreError(
+            f"collection {collection!r} has no keyword index "
+            "(created with keyword_index off) and the embedder makes no query "
+            "vectors: there is nothing to search with"
+        )
+    query_api = session.handle(collection).query
+    meta = MetadataQuery(score=True, distance=True)
+
+    def _run() -> Any:
+        if vector is None:
+            return query_api.bm25(query=query, limit=k, filters=where, return_metadata=meta)
+        if hybrid and keyword_index:
+            return query_api.hybrid(
+                query=query, vector=list(vector), limit=k, filters=where, return_metadata=meta
+            )
+        return query_api.near_vector(
+            near_vector=list(vector), limit=k, filters=where, return_metadata=meta
+        )
+
+    objs = session.retry("search", _run).objects
+    by_distance = vector is not None and not (hybrid and keyword_index)
+    return [_hit(o, by_distance) for o in objs]
+
+
+def _hit(obj: Any, by_distance: bool) -> Hit:
+    props = obj.properties
+    return Hit(
+        uuid=str(obj.uuid),
+        score=relevance(obj.metadata.score, obj.metadata.distance, by_distance=by_distance),
+        distance=obj.metadata.distance,
+        text=str(props.get("text", "")),
+        heading_path=tuple(props.get("heading_path") or ()),
+        pages=tuple(int(p) for p in props.get("pages") or ()),
+        source=str(props.get("source", "")),
+        doc_id=str(props.get("doc_id", "")),
+        type=str(props.get("type", "")),
+        regions=read_regions(props.get(REGIONS)),
+    )
