@@ -71,11 +71,11 @@ def _check_file(path: Path, opts: ParseOptions) -> None:
 def _backend(parser: str, fmt: DocFormat) -> Backend:
     # Imports are lazy: a backend's dependencies load only when it is used.
     if parser == "unstructured":
-        from chunkweave.parsers.backends_unstructured import parse_with_unstructured
+        from chunkweave.parsers.backends.unstructured import parse_with_unstructured
 
         return parse_with_unstructured
     if parser == "docling":
-        from chunkweave.parsers.backends_docling import parse_with_docling
+        from chunkweave.parsers.backends.docling import parse_with_docling
 
         return parse_with_docling
     if fmt == "pdf":
