@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 
 from chunkweave.parsers.detect import detect_format
-from chunkweave.parsers.document import DocFormat, ParsedDocument, ParseOptions
+from chunkweave.parsers.document import DocFormat, ParsedDocument, ParseOptions, ParserName
 from chunkweave.parsers.errors import (
     EmptyDocumentError,
     ParseError,
@@ -17,12 +18,20 @@ from chunkweave.parsers.errors import (
 
 Backend = Callable[[Path, ParseOptions], ParsedDocument]
 
-#: Which detected formats each explicitly requested parser accepts.
-_ACCEPTS: dict[str, frozenset[DocFormat]] = {
-    "pymupdf": frozenset({"pdf"}),
-    "docx": frozenset({"docx"}),
-    "unstructured": frozenset({"pdf", "docx"}),
-    "docling": frozenset({"pdf", "docx"}),
+_PYMUPDF = "chunkweave.parsers.pdf:parse_pdf"
+_DOCX = "chunkweave.parsers.docx:parse_docx"
+_UNSTRUCTURED = "chunkweave.parsers.backends.unstructured:parse_with_unstructured"
+_DOCLING = "chunkweave.parsers.backends.docling:parse_with_docling"
+
+#: Parser name -> the formats it accepts and, for each, the function that parses it
+#: (``module:function``). Modules are imported only when their parser runs, so an
+#: optional backend's dependencies load only when it is used.
+_PARSERS: dict[ParserName, dict[DocFormat, str]] = {
+    "auto": {"pdf": _PYMUPDF, "docx": _DOCX},
+    "pymupdf": {"pdf": _PYMUPDF},
+    "docx": {"docx": _DOCX},
+    "unstructured": {"pdf": _UNSTRUCTURED, "docx": _UNSTRUCTURED},
+    "docling": {"pdf": _DOCLING, "docx": _DOCLING},
 }
 
 
@@ -44,11 +53,13 @@ def parse_document(path: str | Path, opts: ParseOptions | None = None) -> Parsed
     _check_file(path, opts)
     fmt = detect_format(path)
     parser = opts.parser
-    if parser != "auto" and fmt not in _ACCEPTS[parser]:
+    backend = _PARSERS[parser].get(fmt)
+    if backend is None:
         raise UnsupportedFormatError(
             str(path), f"the bytes are {fmt.upper()} but parser {parser!r} was requested"
         )
-    return _backend(parser, fmt)(path, opts)
+    parse: Backend = pkgutil.resolve_name(backend)
+    return parse(path, opts)
 
 
 def _check_file(path: Path, opts: ParseOptions) -> None:
@@ -66,22 +77,3 @@ def _check_file(path: Path, opts: ParseOptions) -> None:
         raise TooLargeError(str(path), f"{st.st_size} bytes (limit {opts.max_bytes})")
     if st.st_size == 0:
         raise EmptyDocumentError(str(path), "the file is empty (0 bytes)")
-
-
-def _backend(parser: str, fmt: DocFormat) -> Backend:
-    # Imports are lazy: a backend's dependencies load only when it is used.
-    if parser == "unstructured":
-        from chunkweave.parsers.backends_unstructured import parse_with_unstructured
-
-        return parse_with_unstructured
-    if parser == "docling":
-        from chunkweave.parsers.backends_docling import parse_with_docling
-
-        return parse_with_docling
-    if fmt == "pdf":
-        from chunkweave.parsers.pdf import parse_pdf
-
-        return parse_pdf
-    from chunkweave.parsers.docx import parse_docx
-
-    return parse_docx

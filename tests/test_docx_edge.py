@@ -12,8 +12,8 @@ from docx.oxml import parse_xml
 from docx.oxml.ns import nsdecls
 
 from chunkweave.parsers import parse_document
-from chunkweave.parsers.docx_blocks import MAX_NESTING
-from chunkweave.parsers.docx_strict import transitional_uri
+from chunkweave.parsers.docx.blocks import MAX_NESTING
+from chunkweave.parsers.docx.strict import transitional_uri
 from chunkweave.parsers.errors import UnsafeDocumentError
 from tests.docx_builders import add_footnotes_part
 

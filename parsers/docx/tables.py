@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 
 from lxml import etree
 
-from chunkweave.parsers.docx_package import NS
+from chunkweave.parsers.docx.package import NS
 
 W = f"{{{NS['w']}}}"
 CellText = Callable[[etree._Element], str]

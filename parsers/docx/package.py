@@ -8,7 +8,7 @@ one, and DTDs are where entity expansion and external entities live), and parses
 with entity resolution, network access and huge-tree mode off, so libxml2's own
 depth limit applies. Violations raise :class:`UnsafeDocumentError`; unreadable
 containers raise :class:`CorruptDocumentError`. Parts written in Strict Open XML
-are returned in the transitional vocabulary (:mod:`chunkweave.parsers.docx_strict`),
+are returned in the transitional vocabulary (:mod:`chunkweave.parsers.docx.strict`),
 so the readers know one set of names.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from chunkweave.parsers.docx_strict import STRICT_MARKER, to_transitional
+from chunkweave.parsers.docx.strict import STRICT_MARKER, to_transitional
 from chunkweave.parsers.errors import CorruptDocumentError, UnsafeDocumentError
 
 NS = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from chunkweave.parsers.docx_package import NS
+from chunkweave.parsers.docx.package import NS
 
 W = f"{{{NS['w']}}}"
 

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from lxml import etree
 
-from chunkweave.parsers.docx_package import NS
+from chunkweave.parsers.docx.package import NS
 
 W = f"{{{NS['w']}}}"
 T = TypeVar("T")

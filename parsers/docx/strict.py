@@ -17,7 +17,7 @@ Word also writes the content of DrawingML text boxes in Strict files as
 
 Value spellings that differ in Strict (``true``/``false`` for on/off, ``start``/
 ``end`` for justification, measures with units) are already accepted by the
-``docx_*`` readers, which treat unknown values as unset.
+readers of this package, which treat unknown values as unset.
 """
 
 from __future__ import annotations

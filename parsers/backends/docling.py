@@ -20,9 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from chunkweave.parsers.backends.tables import table_element
 from chunkweave.parsers.detect import detect_format
 from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
-from chunkweave.parsers.elements import Element, ElementType, table_text
+from chunkweave.parsers.elements import Element, ElementType
 from chunkweave.parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
 from chunkweave.parsers.structure import finalize
 
@@ -109,14 +110,7 @@ def _elements(doc: Any) -> Iterator[Element]:
         if etype == "table":
             rows, header_rows = _table(item)
             if rows:
-                yield Element(
-                    type="table",
-                    text=table_text(rows),
-                    rows=rows,
-                    header_rows=header_rows,
-                    page=page,
-                    order=0,
-                )
+                yield table_element(rows, header_rows, page)
             continue
         text = (getattr(item, "text", "") or "").strip()
         if not text and etype != "figure":

@@ -2,14 +2,14 @@
 
 python-docx is not used for reading: it has no notion of outline levels, rendered
 numbering, text boxes, footnotes, equations or page markers, and it parses every
-part without size bounds. Instead :class:`chunkweave.parsers.docx_package.DocxPackage` reads
-the parts safely and the ``docx_*`` modules interpret them:
+part without size bounds. Instead :class:`chunkweave.parsers.docx.package.DocxPackage` reads
+the parts safely and the modules of this package interpret them:
 
-- ``docx_styles``: style chains (headings, title, captions, code styles, fonts);
-- ``docx_numbering``: numbering.xml counters, rendered as Word shows them;
-- ``docx_text``: one paragraph's text, inline math, text boxes, page markers;
-- ``docx_tables``: merged and nested cells;
-- ``docx_blocks``: the body walk that classifies paragraphs.
+- ``styles``: style chains (headings, title, captions, code styles, fonts);
+- ``numbering``: numbering.xml counters, rendered as Word shows them;
+- ``text``: one paragraph's text, inline math, text boxes, page markers;
+- ``tables``: merged and nested cells;
+- ``blocks``: the body walk that classifies paragraphs.
 
 Output order: the distinct page headers first, then the body in reading order
 (text boxes right after the paragraph that anchors them, footnotes right after
@@ -31,11 +31,11 @@ from pathlib import Path
 from lxml import etree
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
-from chunkweave.parsers.docx_blocks import MAX_NESTING, Block, BlockReader
-from chunkweave.parsers.docx_numbering import Numbering
-from chunkweave.parsers.docx_package import NS, DocxPackage
-from chunkweave.parsers.docx_styles import StyleSheet
-from chunkweave.parsers.docx_text import PageCounter
+from chunkweave.parsers.docx.blocks import MAX_NESTING, Block, BlockReader
+from chunkweave.parsers.docx.numbering import Numbering
+from chunkweave.parsers.docx.package import NS, DocxPackage
+from chunkweave.parsers.docx.styles import StyleSheet
+from chunkweave.parsers.docx.text import PageCounter
 from chunkweave.parsers.elements import Element, ElementType
 from chunkweave.parsers.errors import (
     CorruptDocumentError,

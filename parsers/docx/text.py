@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from chunkweave.parsers.docx_math import omml_to_text
-from chunkweave.parsers.docx_package import NS
-from chunkweave.parsers.docx_styles import StyleSheet, is_monospace_fonts
+from chunkweave.parsers.docx.math import omml_to_text
+from chunkweave.parsers.docx.package import NS
+from chunkweave.parsers.docx.styles import StyleSheet, is_monospace_fonts
 
 W = f"{{{NS['w']}}}"
 M = f"{{{NS['m']}}}"

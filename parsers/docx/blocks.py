@@ -17,11 +17,11 @@ from typing import Literal, NamedTuple
 
 from lxml import etree
 
-from chunkweave.parsers.docx_numbering import Numbering
-from chunkweave.parsers.docx_package import NS
-from chunkweave.parsers.docx_styles import StyleInfo, StyleSheet, num_pr_value, outline_value
-from chunkweave.parsers.docx_tables import flatten_rows, read_table
-from chunkweave.parsers.docx_text import PageCounter, ParaContent, ParagraphReader, RunStyle
+from chunkweave.parsers.docx.numbering import Numbering
+from chunkweave.parsers.docx.package import NS
+from chunkweave.parsers.docx.styles import StyleInfo, StyleSheet, num_pr_value, outline_value
+from chunkweave.parsers.docx.tables import flatten_rows, read_table
+from chunkweave.parsers.docx.text import PageCounter, ParaContent, ParagraphReader, RunStyle
 from chunkweave.parsers.elements import ElementType, table_text
 
 W = f"{{{NS['w']}}}"
@@ -29,7 +29,7 @@ MC = f"{{{NS['mc']}}}"
 
 #: Tables and text boxes nested deeper than this are not read as structure: their
 #: content is flattened into the text of the enclosing cell (with a warning). What
-#: bounds hostile depth is the XML parser's own depth limit (see ``docx_package``).
+#: bounds hostile depth is the XML parser's own depth limit (see ``package``).
 MAX_NESTING = 32
 
 # "Table 3: ...", "Figure 2.", "Fig. 4 -": a number followed by punctuation, so prose

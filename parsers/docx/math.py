@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lxml import etree
 
-from chunkweave.parsers.docx_package import NS
+from chunkweave.parsers.docx.package import NS
 
 M = f"{{{NS['m']}}}"
 _MAX_DEPTH = 200
