@@ -49,6 +49,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from chunkweave.worker import keys
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
     InvalidSourceError,
@@ -214,7 +215,7 @@ class FolderWatcher:
         self.polling = polling
         self.reconcile_s = reconcile_s
         self.settle_s = settle_s
-        self.state_key = f"cw:watch:{self.root}"
+        self.state_key = keys.watched_folder(str(self.root))
         self.events: queue.Queue[tuple[str, str]] = queue.Queue()
         self._settling: dict[str, tuple[str | None, float]] = {}
         self.jobs: list[str] = []
