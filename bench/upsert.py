@@ -374,13 +374,13 @@ def run(
     pipe = Pipeline(store=stores["Pipe"], embedder=TableEmbedder(table))
     t = time.perf_counter()
     for doc_id, group in by_doc(chunks).items():
-        pipe.prune(doc_id, pipe.upsert_chunks(group).uuids)
+        pipe.writer.prune(doc_id, pipe.writer.upsert(group).uuids)
     first = time.perf_counter() - t
     t = time.perf_counter()
     for doc_id, group in by_doc(chunks).items():
-        written = pipe.upsert_chunks(group)
+        written = pipe.writer.upsert(group)
         assert written.added == 0
-        pipe.prune(doc_id, written.uuids)
+        pipe.writer.prune(doc_id, written.uuids)
     again = time.perf_counter() - t
     out["pipeline_first_chunks_per_s"] = n / first
     out["pipeline_unchanged_chunks_per_s"] = n / again

@@ -26,11 +26,11 @@ from chunkweave.chunking.regions import merge_boxes
 from chunkweave.parsers import ParsedDocument, ParseOptions, parse_document
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf_join import join_continuations
-from chunkweave.storage.chunk_schema import EmbedderIdentity
 from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate_store import WeaviateStore
 from tests.pdf_helpers import draw_ruled_table
 from tests.store_helpers import CountingEmbedder, det_vector

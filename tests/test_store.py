@@ -12,8 +12,8 @@ from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.hits import relevance
-from chunkweave.storage.ledger import LedgerEntry
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
+from chunkweave.storage.values import LedgerEntry
 from chunkweave.storage.weaviate_store import (
     EmbedderIdentity,
     EmbedderMismatchError,

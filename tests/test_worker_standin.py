@@ -29,7 +29,7 @@ from pathlib import Path
 import redis
 from billiard.exceptions import SoftTimeLimitExceeded
 
-from chunkweave.storage.ingest import DocOutcome
+from chunkweave.storage.values import DocOutcome
 from chunkweave.worker.settings import Settings
 
 FACTORY = "tests.test_worker_standin:make_standin"

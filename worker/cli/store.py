@@ -28,7 +28,9 @@ from chunkweave.storage.chunk_schema import FILTERABLE_PROPERTIES
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedded.weaviate import LocalWeaviate
 from chunkweave.storage.embedders import Embedder, make_embedder
-from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
+from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.ingest import Pipeline, open_pipeline
+from chunkweave.storage.values import DocOutcome
 from chunkweave.storage.weaviate_store import EmbedderIdentity, Hit, StoreError, WeaviateStore
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings

@@ -220,8 +220,6 @@ class FolderWatcher:
         self._settling: dict[str, tuple[str | None, float]] = {}
         self.jobs: list[str] = []
 
-    # -- decisions -----------------------------------------------------------------
-
     def _known(self) -> dict[str, str]:
         return remembered(self.enq, self.state_key)
 
@@ -299,8 +297,6 @@ class FolderWatcher:
         if rel is None or any(part.startswith(".") for part in rel.parts[:-1]):
             return False
         return Path(path).resolve().is_relative_to(self.root)
-
-    # -- loop ------------------------------------------------------------------------
 
     def _observer(self) -> BaseObserver:
         observer = PollingObserver(timeout=1.0) if self.polling else Observer()
