@@ -131,9 +131,11 @@ def parse_part(
             return run.poisoned(f"pages {first}-{last}")
         opts = settings.parse.model_copy(update={"page_range": (first, last)})
         doc = parse_document(path, opts)
-    last, count = _parts(run, sha1).finish(index, parts, payload=doc.model_dump_json().encode())
+    completed, count = _parts(run, sha1).finish(
+        index, parts, payload=doc.model_dump_json().encode()
+    )
     run.clear_attempts()
-    if last:
+    if completed:
         finish_document.apply_async(
             kwargs={
                 "job_id": run.job_id,

@@ -133,10 +133,10 @@ def embed_slice(task: Task, run: DocRun, *, sha1: str, index: int, slices: int) 
     write = rt.pipeline.resume(_plan(run, sha1, meta))
     written = write.write(_CHUNKS.validate_json(payload))
     counts = {"added": written.added, "unchanged": written.unchanged}
-    last, count = scratch.finish(index, slices, counts=counts)
+    completed, count = scratch.finish(index, slices, counts=counts)
     run.clear_attempts()
     hold_lease(rt.redis, run.doc_id, meta["token"], ttl_s=visibility_timeout_s(rt.settings))
-    if last:
+    if completed:
         commit_document.apply_async(
             kwargs={"job_id": run.job_id, "source": run.source, "doc_id": run.doc_id, "sha1": sha1}
         )
