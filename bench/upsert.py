@@ -70,9 +70,9 @@ from chunkweave.chunking.models import Chunk
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.schema import (
     CHUNK_PROPERTIES,
-    EmbedderIdentity,
     chunk_properties,
     identity_description,
 )
@@ -378,13 +378,13 @@ def run(
     pipe = Pipeline(store=stores["Pipe"], embedder=TableEmbedder(table))
     t = time.perf_counter()
     for doc_id, group in by_doc(chunks).items():
-        pipe.prune(doc_id, pipe.upsert_chunks(group).uuids)
+        pipe.writer.prune(doc_id, pipe.writer.upsert(group).uuids)
     first = time.perf_counter() - t
     t = time.perf_counter()
     for doc_id, group in by_doc(chunks).items():
-        written = pipe.upsert_chunks(group)
+        written = pipe.writer.upsert(group)
         assert written.added == 0
-        pipe.prune(doc_id, written.uuids)
+        pipe.writer.prune(doc_id, written.uuids)
     again = time.perf_counter() - t
     out["pipeline_first_chunks_per_s"] = n / first
     out["pipeline_unchanged_chunks_per_s"] = n / again

@@ -27,7 +27,7 @@ import numpy as np
 
 from bench.upsert import DIM, CpuMeter, make_chunks, repeated_upserts
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.server.build import ensure_binary, pgo_profile
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.storage.weaviate.store import WeaviateStore

@@ -36,7 +36,7 @@ import numpy as np
 
 from bench.upsert import DIM, make_chunks
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.server.build import PGO_PROFILE
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.storage.weaviate.store import WeaviateStore

@@ -21,7 +21,7 @@ caption.
 Elements without a page or a box (DOCX, the docling/unstructured backends) add no
 region, so their chunks have none. Regions are positional, not part of a chunk's ID:
 when an edit only moves a chunk, the store writes its new regions (and
-``chunk_index``) again with its stored vector (``Pipeline.upsert_chunks``).
+``chunk_index``) again with its stored vector (``storage.write.ChunkWriter``).
 """
 
 from __future__ import annotations

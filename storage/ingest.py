@@ -1,18 +1,14 @@
 """The ingest pipeline: one document from file to the vector store, incrementally.
 
 ``Pipeline.ingest`` is the whole job for one file; the worker's Celery tasks and the
-``chunkweave ingest`` command are thin shells over it. The order of writes is the
-contract that keeps a document searchable at every moment:
+``chunkweave ingest`` command are thin shells over it. In order:
 
 1. unchanged (same ``doc_sha1`` + chunker fingerprint + embedder in the ledger, status
    ok): skip before parsing;
-2. parse -> chunk -> look up which chunk UUIDs already exist -> embed only the new ones
-   -> upsert them (:meth:`Pipeline.upsert_chunks`);
-3. THEN delete this document's stale chunks (:meth:`Pipeline.prune`);
-4. ledger entry ``ok``.
+2. parse -> chunk -> one document write (:mod:`.write`): begin, write the chunks
+   (only new ones are embedded), commit (prune stale chunks, THEN the ledger entry).
 
-A crash between 2 and 4 leaves the old chunks plus some new ones (never none); the
-re-run finds the ledger out of date, re-embeds nothing already stored and finishes.
+The write's order keeps the document searchable at every moment (see :mod:`.write`).
 Failures are returned as a ``failed`` :class:`DocOutcome` and recorded in the ledger
 (best effort: when the store itself is down, only the outcome carries the failure).
 """
@@ -21,11 +17,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from chunkweave.chunking import chunk_document
 from chunkweave.chunking.api import resolve_options
@@ -38,67 +32,17 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
+from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.protocols import ChunkStore, DocumentLedger
 from chunkweave.storage.stores import open_store
 from chunkweave.storage.timing import StageTimer
-from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.ledger import LedgerEntry
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import DocOutcome, EmbedderIdentity, LedgerEntry, WritePlan
+from chunkweave.storage.write import ChunkWriter, PendingWrite
 
 if TYPE_CHECKING:
     from chunkweave.storage.protocols import IngestPipeline
 
-OutcomeStatus = Literal["added", "updated", "unchanged", "deleted", "failed"]
 log = logging.getLogger(__name__)
-
-#: Texts embedded (and objects upserted) per step, bounding memory on huge documents.
-EMBED_SLICE = 512
-
-
-class DocOutcome(BaseModel):
-    """What happened to one document (small: safe to return from a Celery task)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    source: str
-    doc_id: str
-    status: OutcomeStatus
-    pages: int = 0
-    chunks_added: int = 0
-    chunks_unchanged: int = 0
-    chunks_deleted: int = 0
-    error_code: ErrorCode | None = None
-    error: str | None = None
-    warnings: tuple[str, ...] = ()
-    seconds: float = 0.0
-    #: Seconds per stage (:mod:`.timing`): where this document's time went.
-    timings: dict[str, float] = Field(default_factory=dict)
-
-
-class UpsertResult(BaseModel):
-    """What :meth:`Pipeline.upsert_chunks` did: chunks written vs already stored."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    added: int
-    unchanged: int
-    #: Of the unchanged, how many were written again at a new position (no embedding).
-    moved: int = 0
-    uuids: frozenset[str]
-
-
-def doc_id_for(source: str | Path) -> str:
-    """Stable identity of a source: its normalised URI (not its content).
-
-    A URI (``scheme://...``) is kept with its scheme lower-cased; a filesystem path
-    becomes the ``file://`` URI of its absolute, symlink-resolved form (the file
-    need not exist any more, so a removed source maps to the same id).
-    """
-    text = str(source)
-    if "://" in text:
-        scheme, rest = text.split("://", 1)
-        return f"{scheme.lower()}://{rest}"
-    return Path(text).expanduser().resolve().as_uri()
 
 
 class Pipeline:
@@ -133,12 +77,11 @@ class Pipeline:
         self.embedder_id = str(identity)
         self.ledger = ledger or store.open_ledger()
         self.ledger.ensure_schema()
+        self.writer = ChunkWriter(store, self.ledger, embedder, chunker=self.fingerprint)
 
     def close(self) -> None:
         """Close the store's connection (the embedder belongs to whoever passed it in)."""
         self.store.close()
-
-    # -- whole documents ---------------------------------------------------------------
 
     def ingest(
         self,
@@ -151,8 +94,8 @@ class Pipeline:
         """Ingest the file at ``path`` (skipped before parsing when unchanged).
 
         ``source`` defaults to the absolute path, ``doc_id`` to
-        :func:`doc_id_for` of the source. ``force`` re-parses and re-chunks even an
-        unchanged document (stored chunks are still not re-embedded).
+        :func:`~.identity.doc_id_for` of the source. ``force`` re-parses and re-chunks
+        an unchanged document (stored chunks are still not re-embedded).
         """
         started = time.monotonic()
         timer = StageTimer()
@@ -209,7 +152,7 @@ class Pipeline:
         return unchanged, previous
 
     def ingest_parsed(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocOutcome:
-        """Chunk, embed what is new, upsert, prune stale chunks, record in the ledger."""
+        """Chunk, then write the document in one part: upsert, prune, ledger."""
         return self._ingest_parsed(doc, source, doc_id, time.monotonic(), StageTimer())
 
     _UNREAD = LedgerEntry(doc_id="", source="", status="failed")  # "not read yet"
@@ -223,7 +166,6 @@ class Pipeline:
         timer: StageTimer,
         previous: LedgerEntry | None = _UNREAD,
     ) -> DocOutcome:
-        pages = doc.page_count or 0
         warnings = doc.warnings
         try:
             if previous is self._UNREAD:  # the join of a fan-out: not checked yet
@@ -235,10 +177,10 @@ class Pipeline:
                 reason = f"{source}: no chunks (document has no text content)"
                 code = ErrorCode.EMPTY
                 return self._failed(source, doc_id, code, reason, started, warnings, timer)
-            written = self.upsert_chunks(chunks, timer=timer)
+            write = self._begin(doc, source, doc_id, existed=previous is not None)
+            write.write(chunks, timer=timer)
             with timer.stage("prune"):
-                deleted = self.prune(doc_id, written.uuids)
-                self.record_ok(doc_id, source, doc.sha1, pages, len(written.uuids))
+                written = write.commit()
         except (ParseError, StoreError, EmbedderError) as err:
             return self._failed(source, doc_id, err.code, str(err), started, warnings, timer)
         except Exception as err:  # noqa: BLE001 - one bad document must not stop a batch
@@ -246,18 +188,42 @@ class Pipeline:
             reason = f"{source}: {type(err).__name__}: {err}"
             code = ErrorCode.INTERNAL
             return self._failed(source, doc_id, code, reason, started, warnings, timer)
-        return DocOutcome(
-            source=source,
-            doc_id=doc_id,
-            status="updated" if previous is not None else "added",
-            pages=pages,
-            chunks_added=written.added,
-            chunks_unchanged=written.unchanged,
-            chunks_deleted=deleted,
-            warnings=doc.warnings,
-            seconds=time.monotonic() - started,
-            timings=timer.rounded(),
+        return written.model_copy(
+            update={
+                "warnings": warnings,
+                "seconds": time.monotonic() - started,
+                "timings": timer.rounded(),
+            }
         )
+
+    def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
+        """Chunk ``doc`` as :meth:`ingest` does: these options, this embedder's counter.
+
+        The semantic strategy embeds sentences through the embedder, so it may raise
+        :class:`EmbedderError` (``transient`` when the embedding service is down).
+        """
+        embed = self.embedder.embed_documents if self.chunk_opts.strategy == "semantic" else None
+        return chunk_document(
+            doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
+        )
+
+    def begin(self, doc: ParsedDocument, *, source: str, doc_id: str) -> PendingWrite:
+        """Begin writing ``doc`` (see :mod:`.write`); reads the ledger once."""
+        return self._begin(doc, source, doc_id)
+
+    def _begin(
+        self, doc: ParsedDocument, source: str, doc_id: str, *, existed: bool | None = None
+    ) -> PendingWrite:
+        pages = doc.page_count or 0
+        return self.writer.begin(
+            doc_id=doc_id, source=source, doc_sha1=doc.sha1, pages=pages, existed=existed
+        )
+
+    def resume(
+        self, plan: WritePlan, *, added: int = 0, unchanged: int = 0, uuids: Iterable[str] = ()
+    ) -> PendingWrite:
+        """Continue a write begun elsewhere (a fan-out's slices and its commit)."""
+        return self.writer.resume(plan, added=added, unchanged=unchanged, uuids=uuids)
 
     def delete(self, doc_id: str) -> DocOutcome:
         """Remove a document: all its chunks, then its ledger entry."""
@@ -274,101 +240,6 @@ class Pipeline:
             seconds=time.monotonic() - started,
         )
 
-    # -- building blocks (the worker's fan-out reuses them) ------------------------------
-
-    def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
-        """Chunk ``doc`` as :meth:`ingest` does: these options, this embedder's counter.
-
-        The semantic strategy embeds sentences through the embedder, so it may raise
-        :class:`EmbedderError` (``transient`` when the embedding service is down).
-        """
-        embed = self.embedder.embed_documents if self.chunk_opts.strategy == "semantic" else None
-        return chunk_document(
-            doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
-        )
-
-    def upsert_chunks(
-        self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None
-    ) -> UpsertResult:
-        """Embed and write the chunks not stored yet; move stored ones that moved.
-
-        Chunk UUIDs derive from content, so an existing UUID means an identical chunk
-        (same document, chunker, text and occurrence) is already stored with its vector.
-        Its positional fields (``chunk_index``, ``regions``) are not content: when an
-        edit moved it (text inserted above it), it is written again with its stored
-        vector, not re-embedded. ``timer`` gets the ``embed`` and ``upsert`` seconds.
-        """
-        timer = timer or StageTimer()
-        uuids = [chunk_uuid(c.id) for c in chunks]
-        if len(set(uuids)) != len(uuids):
-            raise ValueError(f"duplicate chunk ids among {len(uuids)} chunks")
-        with timer.stage("upsert"):
-            stored = self.store.positions(uuids)
-        new: list[Chunk] = []
-        moved: dict[str, Chunk] = {}
-        for c, u in zip(chunks, uuids, strict=True):
-            was = stored.get(u)
-            if was is None:
-                new.append(c)
-            elif was.chunk_index != c.chunk_index or (
-                was.regions is not None and was.regions != c.regions
-            ):
-                moved[u] = c
-        for start in range(0, len(new), EMBED_SLICE):
-            part = new[start : start + EMBED_SLICE]
-            with timer.stage("embed"):
-                vectors = self._embed(part)
-            with timer.stage("upsert"):
-                self.store.upsert(part, vectors)
-        if moved:
-            with timer.stage("upsert"):
-                self._rewrite(moved)
-        return UpsertResult(
-            added=len(new),
-            unchanged=len(chunks) - len(new),
-            moved=len(moved),
-            uuids=frozenset(uuids),
-        )
-
-    def _rewrite(self, moved: dict[str, Chunk]) -> None:
-        """Write stored chunks again with their new positions and their stored vectors."""
-        ids = list(moved)
-        for start in range(0, len(ids), EMBED_SLICE):
-            part = ids[start : start + EMBED_SLICE]
-            vectors = self.store.vectors(part)
-            with_vector = [u for u in part if u in vectors]
-            if with_vector:
-                self.store.upsert(
-                    [moved[u] for u in with_vector], [vectors[u] for u in with_vector]
-                )
-            without = [moved[u] for u in part if u not in vectors]
-            if without:  # stored without a vector (the ``none`` embedder)
-                self.store.upsert(without, None)
-
-    def prune(self, doc_id: str, keep: Collection[str]) -> int:
-        """Delete the chunks of ``doc_id`` whose UUID is not in ``keep``; return the count."""
-        stale = self.store.doc_uuids(doc_id) - set(keep)
-        return self.store.delete_ids(stale) if stale else 0
-
-    def record_ok(self, doc_id: str, source: str, doc_sha1: str, pages: int, chunks: int) -> None:
-        """Mark ``doc_id`` as completely stored at version ``doc_sha1``."""
-        self.ledger.put(
-            LedgerEntry(
-                doc_id=doc_id,
-                source=source,
-                doc_sha1=doc_sha1,
-                chunker=self.fingerprint,
-                embedder=self.embedder_id,
-                chunk_count=chunks,
-                pages=pages,
-                status="ok",
-            )
-        )
-
-    def is_recorded(self, doc_id: str) -> bool:
-        """Whether the ledger has an entry for ``doc_id`` (any version, any status)."""
-        return self.ledger.get(doc_id) is not None
-
     def record_failed(self, doc_id: str, source: str, code: ErrorCode, error: str) -> None:
         """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
 
@@ -380,8 +251,6 @@ class Pipeline:
         base.update(source=source, status="failed", error=error, error_code=code)
         self.ledger.put(LedgerEntry(**base))
 
-    # -- internals -----------------------------------------------------------------------
-
     def _is_current(self, entry: LedgerEntry, sha1: str) -> bool:
         return (
             entry.status == "ok"
@@ -389,23 +258,6 @@ class Pipeline:
             and entry.chunker == self.fingerprint
             and entry.embedder == self.embedder_id
         )
-
-    def _embed(self, chunks: Sequence[Chunk]) -> list[list[float]] | None:
-        if self.embedder.dimension == 0:  # the "none" embedder: Weaviate-side vectors
-            return None
-        vectors = self.embedder.embed_documents([c.embed_text for c in chunks])
-        if len(vectors) != len(chunks):
-            raise EmbedderError(
-                f"embedder {self.embedder.name} returned {len(vectors)} vectors "
-                f"for {len(chunks)} texts"
-            )
-        bad = next((len(v) for v in vectors if len(v) != self.embedder.dimension), None)
-        if bad is not None:
-            raise EmbedderError(
-                f"embedder {self.embedder.name} returned a {bad}-d vector, "
-                f"expected {self.embedder.dimension}-d"
-            )
-        return vectors
 
     def _failed(
         self,

@@ -8,29 +8,25 @@ a rewrite of the worker.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from chunkweave.storage.values import (
+    DocOutcome,
+    EmbedderIdentity,
+    LedgerEntry,
+    StoredPosition,
+    UpsertResult,
+    WritePlan,
+)
 
 if TYPE_CHECKING:
-    from chunkweave.chunking.models import Chunk, Region
+    from chunkweave.chunking.models import Chunk
     from chunkweave.parsers.document import ParsedDocument
     from chunkweave.storage.filters import Condition
     from chunkweave.storage.hits import Hit
-    from chunkweave.storage.ingest import DocOutcome, UpsertResult
     from chunkweave.storage.timing import StageTimer
-    from chunkweave.storage.weaviate.ledger import LedgerEntry
-    from chunkweave.storage.weaviate.schema import EmbedderIdentity
-
-
-class StoredPosition(NamedTuple):
-    """Where a stored chunk was, as it was written: positional fields, not its content.
-
-    ``regions`` is ``None`` when the store keeps no regions (an older collection).
-    """
-
-    chunk_index: int
-    regions: tuple[Region, ...] | None
 
 
 class DocumentLedger(Protocol):
@@ -126,13 +122,36 @@ class ChunkStore(Protocol):
         ...
 
 
+class DocumentWrite(Protocol):
+    """One version of one document going into the store: :meth:`write` parts, then :meth:`commit`.
+
+    Begun by :meth:`IngestPipeline.begin`; any number of :meth:`write` calls, in any
+    processes (:meth:`IngestPipeline.resume` continues the write from its :attr:`plan`),
+    then one :meth:`commit`. Until the commit the document keeps its old chunks next to
+    the new ones: a crash at any point leaves it searchable, never empty.
+    """
+
+    @property
+    def plan(self) -> WritePlan:
+        """What is being written (fixed when the write began)."""
+        ...
+
+    def write(self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None) -> UpsertResult:
+        """Embed and upsert the part's chunks not stored yet; report added vs unchanged."""
+        ...
+
+    def commit(self) -> DocOutcome:
+        """Delete the document's chunks no part wrote, then record the version in the ledger."""
+        ...
+
+
 class IngestPipeline(Protocol):
     """Parse, chunk, embed and store documents; what every worker task needs.
 
-    A single-task ingest calls :meth:`ingest`. A fanned-out document is parsed in
-    parts, joined, chunked with :meth:`chunk`, written slice by slice with
-    :meth:`upsert_chunks`, then committed with :meth:`prune` and :meth:`record_ok`:
-    the same upsert-then-prune order as :meth:`ingest`.
+    A single-task ingest calls :meth:`ingest` (the fan-out's join of a parsed document,
+    :meth:`ingest_parsed`). Both run one :class:`DocumentWrite`; a fanned-out document
+    too big for one task runs its own: :meth:`chunk`, :meth:`begin`, then
+    :meth:`resume` and ``write`` per slice on any worker, and ``commit`` once.
     """
 
     def ingest(self, path: Path, *, source: str, doc_id: str, force: bool = False) -> DocOutcome:
@@ -151,22 +170,14 @@ class IngestPipeline(Protocol):
         """Chunk ``doc`` exactly as :meth:`ingest` would (same options, counter, embedder)."""
         ...
 
-    def upsert_chunks(
-        self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None
-    ) -> UpsertResult:
-        """Embed and write the chunks not stored yet; report added vs unchanged."""
+    def begin(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocumentWrite:
+        """Begin writing ``doc`` (reads the ledger: the outcome will say added or updated)."""
         ...
 
-    def prune(self, doc_id: str, keep: Collection[str]) -> int:
-        """Delete the document's stored chunks whose UUIDs are not in ``keep``; return how many."""
-        ...
-
-    def record_ok(self, doc_id: str, source: str, doc_sha1: str, pages: int, chunks: int) -> None:
-        """Record in the ledger that this version of the document is stored."""
-        ...
-
-    def is_recorded(self, doc_id: str) -> bool:
-        """Tell whether the ledger has an entry for the document (any version, any status)."""
+    def resume(
+        self, plan: WritePlan, *, added: int = 0, unchanged: int = 0, uuids: Iterable[str] = ()
+    ) -> DocumentWrite:
+        """Continue a write begun elsewhere, with what its parts wrote so far (counts, UUIDs)."""
         ...
 
     def delete(self, doc_id: str) -> DocOutcome:

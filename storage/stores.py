@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.protocols import ChunkStore
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
 
 

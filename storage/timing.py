@@ -4,7 +4,7 @@ The pipeline times ``check`` (file hash and ledger look-up), ``parse`` (format
 detection and parsing), ``chunk``, ``embed``, ``upsert`` (finding stored chunks and
 writing new ones) and ``prune`` (deleting stale chunks and recording the ledger
 entry); the worker adds ``fetch`` (reading the source) and ``queue``-side stages of
-its own. The figures travel in :attr:`DocOutcome.timings <.ingest.DocOutcome>`.
+its own. The figures travel in :attr:`DocOutcome.timings <.values.DocOutcome>`.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from pathlib import Path
 import redis
 from billiard.exceptions import SoftTimeLimitExceeded
 
-from chunkweave.storage.ingest import DocOutcome
+from chunkweave.storage.values import DocOutcome
 from chunkweave.worker.settings import Settings
 
 #: The ``CHUNKWEAVE_PIPELINE_FACTORY`` value that makes workers load the stand-in.

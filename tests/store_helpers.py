@@ -12,10 +12,8 @@ import struct
 from collections.abc import Iterable, Iterator, Sequence
 
 from chunkweave.chunking.models import Chunk
-from chunkweave.storage.protocols import StoredPosition
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.ledger import LedgerEntry
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity, LedgerEntry, StoredPosition
 
 #: The identity every storage test's 16-d deterministic vectors belong to.
 ID16 = EmbedderIdentity("test-embedder", 16)

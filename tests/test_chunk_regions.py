@@ -30,7 +30,7 @@ from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.pdf_helpers import draw_ruled_table
 from tests.store_helpers import CountingEmbedder, det_vector

@@ -20,7 +20,7 @@ import redis
 from celery.utils.saferepr import saferepr
 from kombu.exceptions import BatchPublishError
 
-from chunkweave.storage.ingest import doc_id_for
+from chunkweave.storage.identity import doc_id_for
 from chunkweave.worker import enqueue as enqueue_module
 from chunkweave.worker.enqueue import _BATCH, Enqueuer
 

@@ -14,9 +14,10 @@ from chunkweave.storage import ingest
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import EmbedderError, EmbeddingServiceError
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
-from chunkweave.storage.ingest import Pipeline, doc_id_for, open_pipeline
+from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.ingest import Pipeline, open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
 from tests.store_helpers import CountingEmbedder, MemoryStore, make_chunk
 
@@ -32,9 +33,6 @@ def test_doc_id_for_paths_is_the_absolute_file_uri(tmp_path, monkeypatch):
 def test_doc_id_for_uris_keeps_them_with_a_lowercase_scheme():
     assert doc_id_for("S3://bucket/Key.PDF") == "s3://bucket/Key.PDF"
     assert doc_id_for(Path("/x/y.docx")) == "file:///x/y.docx"
-
-
-# -- the pipeline's logic on the in-memory store (no server) ------------------------------
 
 
 def _docx(path: Path, paragraphs: int = 3) -> Path:
@@ -60,13 +58,13 @@ def test_ingest_then_unchanged_then_delete_on_any_chunk_store(tmp_path):
     pipe = Pipeline(store=store, embedder=CountingEmbedder())
     path = _docx(tmp_path / "a.docx")
     doc_id = doc_id_for(path)
-    assert not pipe.is_recorded(doc_id)
+    assert pipe.ledger.get(doc_id) is None
     first = pipe.ingest(path)
     assert first.status == "added" and first.chunks_added == len(store.doc_uuids(doc_id)) > 0
-    assert pipe.is_recorded(doc_id)
+    assert pipe.ledger.get(doc_id) is not None
     assert pipe.ingest(path).status == "unchanged"
     assert pipe.delete(doc_id).chunks_deleted == first.chunks_added
-    assert not pipe.is_recorded(doc_id) and not store.objects
+    assert pipe.ledger.get(doc_id) is None and not store.objects
     pipe.close()
     assert store.closed
 
@@ -132,9 +130,6 @@ def test_open_pipeline_builds_on_the_opened_store_and_closes_it_on_failure(monke
     assert store.closed
 
 
-# -- against the real server ----------------------------------------------------------------
-
-
 @pytest.fixture
 def pipeline(weaviate_cfg):
     embedder = CountingEmbedder()
@@ -147,10 +142,10 @@ def pipeline(weaviate_cfg):
 @pytest.mark.integration
 def test_upsert_chunks_embeds_only_chunks_not_stored(pipeline):
     chunks = [make_chunk("doc", i) for i in range(50)]
-    first = pipeline.upsert_chunks(chunks)
+    first = pipeline.writer.upsert(chunks)
     assert (first.added, first.unchanged) == (50, 0)
     assert len(pipeline.embedder.embedded) == 50
-    again = pipeline.upsert_chunks(chunks)
+    again = pipeline.writer.upsert(chunks)
     assert (again.added, again.unchanged) == (0, 50)
     assert len(pipeline.embedder.embedded) == 50
     assert again.uuids == first.uuids == {chunk_uuid(c.id) for c in chunks}
@@ -160,13 +155,13 @@ def test_upsert_chunks_embeds_only_chunks_not_stored(pipeline):
 def test_changed_document_writes_new_then_prunes_stale_only(pipeline):
     old = [make_chunk("doc", i) for i in range(20)]
     other = [make_chunk("other", i) for i in range(5)]
-    pipeline.upsert_chunks(old + other)
+    pipeline.writer.upsert(old + other)
     new = [*old[:7], make_chunk("doc", 7, text="edited paragraph"), *old[8:]]
     pipeline.embedder.embedded.clear()
-    written = pipeline.upsert_chunks(new)
+    written = pipeline.writer.upsert(new)
     # Between upsert and prune the document has old and new chunks, never none.
     assert pipeline.store.count("doc") == 21
-    assert pipeline.prune("doc", written.uuids) == 1
+    assert pipeline.writer.prune("doc", written.uuids) == 1
     assert pipeline.embedder.embedded == [new[7].embed_text]
     assert pipeline.store.doc_uuids("doc") == {chunk_uuid(c.id) for c in new}
     assert pipeline.store.count("other") == 5
@@ -176,15 +171,16 @@ def test_changed_document_writes_new_then_prunes_stale_only(pipeline):
 def test_duplicate_chunk_ids_are_refused(pipeline):
     chunk = make_chunk("doc", 0)
     with pytest.raises(ValueError, match="duplicate"):
-        pipeline.upsert_chunks([chunk, chunk])
+        pipeline.writer.upsert([chunk, chunk])
 
 
 @pytest.mark.integration
 def test_delete_removes_chunks_and_ledger_entry(pipeline):
     chunks = [make_chunk("doc", i) for i in range(12)]
-    written = pipeline.upsert_chunks(chunks)
-    pipeline.record_ok("doc", "/docs/doc.pdf", "d" * 40, 3, len(written.uuids))
-    assert pipeline.is_recorded("doc")
+    write = pipeline.writer.begin(doc_id="doc", source="/docs/doc.pdf", doc_sha1="d" * 40, pages=3)
+    write.write(chunks)
+    assert write.commit().status == "added"
+    assert pipeline.ledger.get("doc") is not None
     outcome = pipeline.delete("doc")
     assert (outcome.status, outcome.chunks_deleted, outcome.source) == (
         "deleted",
@@ -192,7 +188,7 @@ def test_delete_removes_chunks_and_ledger_entry(pipeline):
         "/docs/doc.pdf",
     )
     assert pipeline.store.count("doc") == 0
-    assert pipeline.ledger.get("doc") is None and not pipeline.is_recorded("doc")
+    assert pipeline.ledger.get("doc") is None
 
 
 @pytest.mark.integration
@@ -212,7 +208,7 @@ def test_none_embedder_stores_without_vectors_and_bm25_finds_them(weaviate_cfg):
     try:
         pipe = Pipeline(store=store, embedder=embedder)
         chunks = [make_chunk("doc", i, text=f"alpha beta {w}") for i, w in enumerate("xyz")]
-        assert pipe.upsert_chunks(chunks).added == 3
+        assert pipe.writer.upsert(chunks).added == 3
         assert embedder.embedded == []
         hits = store.search("beta y", None, k=1)
         assert [h.text for h in hits] == ["alpha beta y"]

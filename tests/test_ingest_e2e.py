@@ -14,8 +14,9 @@ import pytest
 
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
-from chunkweave.storage.ingest import Pipeline, doc_id_for
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
 
 pytestmark = pytest.mark.integration
@@ -143,14 +144,15 @@ def test_editing_one_paragraph_rewrites_only_its_chunks(pipeline, tmp_path):
 KILL_SCRIPT = """
 import json, os, sys, time
 import chunkweave.storage.ingest as ingest
+import chunkweave.storage.write as write
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
 cfg = WeaviateConfig(**json.loads(os.environ["TEST_CFG"]), api_key=os.environ["TEST_KEY"])
 embedder = make_embedder(EmbedderConfig())
 store = WeaviateStore.open(cfg, EmbedderIdentity(embedder.name, embedder.dimension))
-ingest.EMBED_SLICE = 2
+write.EMBED_SLICE = 2
 real_upsert = store.upsert
 def upsert_then_hang(chunks, vectors):
     real_upsert(chunks, vectors)

@@ -15,9 +15,8 @@ from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUn
 from chunkweave.storage.filters import Condition, Operator
 from chunkweave.storage.hits import relevance
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
-from chunkweave.storage.weaviate.ledger import LedgerEntry
+from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
 from chunkweave.storage.weaviate.schema import (
-    EmbedderIdentity,
     identity_description,
     parse_identity,
 )

@@ -15,7 +15,7 @@ import pytest
 
 from chunkweave.storage.embedded import process
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.server import build as weaviate_build
 from chunkweave.storage.weaviate.server.build import LocalWeaviateError, binary_path, build
 from chunkweave.storage.weaviate.server.local import LocalWeaviate, Ports

@@ -18,6 +18,7 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import FILTERABLE, Condition
 from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.client import connect
 from chunkweave.storage.weaviate.schema import (
     CHUNK_PROPERTIES,
@@ -25,7 +26,6 @@ from chunkweave.storage.weaviate.schema import (
     KEYWORD_PROPERTIES,
     REGIONS,
     SCHEMA_VERSION,
-    EmbedderIdentity,
     chunk_properties,
     identity_description,
     parse_identity,

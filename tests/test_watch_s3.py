@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.ingest import Pipeline
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.settings import S3Config, Settings

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from chunkweave.storage.ingest import doc_id_for
+from chunkweave.storage.identity import doc_id_for
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import JobState
 from chunkweave.worker.settings import Settings

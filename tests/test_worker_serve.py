@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from chunkweave.storage.embedded.process import free_port
-from chunkweave.storage.ingest import Pipeline, doc_id_for
+from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.ingest import Pipeline
 from tests.fixtures_services import ROOT, wait_for
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
 
-from chunkweave.storage.ingest import doc_id_for
+from chunkweave.storage.identity import doc_id_for
 from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.jobs import Action, DocState, JobStore
 from chunkweave.worker.runtime import redis_client
@@ -103,17 +103,6 @@ def _publish_batch(producer: Any, messages: int) -> AbstractContextManager[objec
     return nullcontext() if batch is None else cast(Any, batch(max_size=8 * messages + 8))
 
 
-def _source_doc_id(raw: str, named: Mapping[str, str]) -> tuple[str, str]:
-    """Return the normalised source of ``raw`` and the doc id it is stored under.
-
-    Same as :func:`doc_id_for` of the normalised source, without resolving a local
-    path a second time (a normalised local path is already absolute and resolved).
-    """
-    source = normalize(raw)
-    doc_id = named.get(raw) or (doc_id_for(source) if "://" in source else Path(source).as_uri())
-    return source, doc_id
-
-
 class Enqueuer:
     """Creates jobs and sends their tasks. One per process is plenty."""
 
@@ -149,7 +138,8 @@ class Enqueuer:
             if action == "delete" and raw.startswith(DOC_ID_SCHEME):
                 source = doc_id = raw  # the ledger knows its source
             else:
-                source, doc_id = _source_doc_id(raw, named)
+                source = normalize(raw)
+                doc_id = named.get(raw) or doc_id_for(source, canonical=True)
             batch.append(DocState(doc_id=doc_id, source=source, status="queued", action=action))
             if on_each is not None:
                 on_each(source)

@@ -24,12 +24,14 @@ from typing import Literal, cast
 import redis
 from pydantic import BaseModel, ConfigDict
 
+from chunkweave.worker import keys
+
 DocStatus = Literal["queued", "running", "done", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
 #: What a task does to a document: (re-)ingest it, or remove it from the store.
 Action = Literal["ingest", "delete"]
 DOC_STATUSES: tuple[DocStatus, ...] = ("queued", "running", "done", "failed")
-JOBS_INDEX = "cw:jobs"
+JOBS_INDEX = keys.JOBS
 
 
 class DocState(BaseModel):
@@ -90,7 +92,7 @@ def as_text(value: object) -> str:
 
 
 def _job_key(job_id: str) -> str:
-    return f"cw:job:{job_id}"
+    return keys.job(job_id)
 
 
 class JobStore:

@@ -20,6 +20,8 @@ from types import TracebackType
 import redis
 from redis.exceptions import LockError
 
+from chunkweave.worker import keys
+
 
 class DocLock:
     """Context manager holding ``cw:lock:<doc_id>`` while the document is written.
@@ -30,7 +32,7 @@ class DocLock:
 
     def __init__(self, client: redis.Redis, doc_id: str, *, ttl_s: int, wait_s: float) -> None:
         self._lock = client.lock(
-            f"cw:lock:{doc_id}", timeout=ttl_s, blocking_timeout=wait_s, thread_local=False
+            keys.lock(doc_id), timeout=ttl_s, blocking_timeout=wait_s, thread_local=False
         )
         self._ttl_s = ttl_s
         self._stop = threading.Event()
@@ -88,21 +90,21 @@ def take_lease(client: redis.Redis, doc_id: str, *, ttl_s: int) -> str | None:
     the last task holding it ends (each one extends it with :func:`hold_lease`).
     """
     token = uuid.uuid4().hex
-    return token if client.set(f"cw:lock:{doc_id}", token, nx=True, ex=ttl_s) else None
+    return token if client.set(keys.lock(doc_id), token, nx=True, ex=ttl_s) else None
 
 
 def hold_lease(client: redis.Redis, doc_id: str, token: str, *, ttl_s: int) -> bool:
     """Extend the lease if ``token`` still owns it; False when it was lost."""
-    return bool(client.eval(_EXTEND_IF_OWNER, 1, f"cw:lock:{doc_id}", token, ttl_s * 1000))
+    return bool(client.eval(_EXTEND_IF_OWNER, 1, keys.lock(doc_id), token, ttl_s * 1000))
 
 
 def drop_lease(client: redis.Redis, doc_id: str, token: str) -> None:
     """Release the lease if ``token`` still owns it."""
-    client.eval(_DELETE_IF_OWNER, 1, f"cw:lock:{doc_id}", token)
+    client.eval(_DELETE_IF_OWNER, 1, keys.lock(doc_id), token)
 
 
 def _attempts_key(doc_id: str, doc_sha1: str, part: str = "") -> str:
-    return f"cw:attempts:{doc_id}:{doc_sha1}{':' + part if part else ''}"
+    return keys.attempts(doc_id, doc_sha1, part)
 
 
 def count_attempt(

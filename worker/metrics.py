@@ -19,9 +19,10 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from chunkweave.worker import keys
 from chunkweave.worker.jobs import as_text
 
-METRICS_KEY = "cw:metrics"
+METRICS_KEY = keys.METRICS
 #: Upper bounds (seconds) of the task-duration histogram buckets.
 DURATION_BUCKETS: tuple[float, ...] = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 #: Upper bounds (seconds) of the per-stage histogram buckets (stages are shorter).

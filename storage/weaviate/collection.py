@@ -14,12 +14,12 @@ from weaviate.classes.config import Configure
 from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError
+from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import (
     KEYWORD_PROPERTIES,
     REGIONS,
     SCHEMA_VERSION,
-    EmbedderIdentity,
     collection_properties,
     identity_description,
     parse_identity,

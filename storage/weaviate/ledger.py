@@ -13,40 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.collections.classes.data import DataObject
 from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.uuids import ledger_uuid
+from chunkweave.storage.values import LedgerEntry
 from chunkweave.storage.weaviate.client import WeaviateSession, is_transient
 
 if TYPE_CHECKING:
     pass
-
-LedgerStatus = Literal["ok", "failed"]
-
-
-class LedgerEntry(BaseModel):
-    """The ledger's record of one document (its last completed attempt)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    doc_id: str
-    source: str
-    doc_sha1: str = ""
-    chunker: str = ""
-    embedder: str = ""
-    chunk_count: int = 0
-    pages: int = 0
-    status: LedgerStatus
-    error: str | None = None
-    error_code: str | None = None
-    created_at: datetime | None = None
-    updated_at: datetime | None = None
 
 
 def _field(name: str) -> Property:

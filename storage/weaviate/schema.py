@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from weaviate.classes.config import DataType, Property, Tokenization
 
 from chunkweave.chunking.models import Chunk, Region
+from chunkweave.storage.values import EmbedderIdentity
 
 _SCHEMA_TAG = "chunkweave:"
-
-
-@dataclass(frozen=True)
-class EmbedderIdentity:
-    """What a collection's vectors were made with; recorded on it and on the ledger."""
-
-    name: str
-    dimension: int
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.dimension}-d)"
 
 
 #: The property holding a chunk's source regions (schema version 3 and later).

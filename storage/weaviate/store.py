@@ -24,8 +24,8 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.filters import Condition
 from chunkweave.storage.hits import Hit
-from chunkweave.storage.protocols import StoredPosition
 from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
 from chunkweave.storage.weaviate.collection import ensure_collection
 from chunkweave.storage.weaviate.grpc_batch import Pending
@@ -33,7 +33,6 @@ from chunkweave.storage.weaviate.ledger import WeaviateLedger
 from chunkweave.storage.weaviate.schema import (
     REGIONS,
     SCHEMA_VERSION,
-    EmbedderIdentity,
     chunk_properties,
     read_regions,
 )

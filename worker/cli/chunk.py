@@ -240,7 +240,7 @@ def _embedder(settings: Any, *, need_vectors: bool) -> Embedder | None:
 
 def _doc_id(path: str) -> str:
     try:
-        from chunkweave.storage.ingest import doc_id_for
+        from chunkweave.storage.identity import doc_id_for
 
         return doc_id_for(path)
     except (ImportError, NotImplementedError):

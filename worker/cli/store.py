@@ -28,10 +28,11 @@ from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import FILTERABLE, Condition
 from chunkweave.storage.hits import Hit
-from chunkweave.storage.ingest import DocOutcome, Pipeline, doc_id_for, open_pipeline
+from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.ingest import Pipeline, open_pipeline
 from chunkweave.storage.protocols import ChunkStore
 from chunkweave.storage.stores import open_store
-from chunkweave.storage.weaviate.schema import EmbedderIdentity
+from chunkweave.storage.values import DocOutcome, EmbedderIdentity
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings

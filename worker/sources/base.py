@@ -123,7 +123,11 @@ class Source(Protocol):
         ...
 
     def normalize(self, uri: str) -> str:
-        """Return the canonical form of ``uri`` (what doc ids are derived from)."""
+        """Return the canonical form of ``uri``.
+
+        The document's id is ``chunkweave.storage.identity.doc_id_for`` of it (with
+        ``canonical=True``: a canonical local path is absolute and resolved already).
+        """
         ...
 
     def expand(self, uri: str, settings: Settings) -> Iterator[str]:

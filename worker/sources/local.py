@@ -49,6 +49,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from chunkweave.worker import keys
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
     InvalidSourceError,
@@ -214,12 +215,10 @@ class FolderWatcher:
         self.polling = polling
         self.reconcile_s = reconcile_s
         self.settle_s = settle_s
-        self.state_key = f"cw:watch:{self.root}"
+        self.state_key = keys.watched_folder(str(self.root))
         self.events: queue.Queue[tuple[str, str]] = queue.Queue()
         self._settling: dict[str, tuple[str | None, float]] = {}
         self.jobs: list[str] = []
-
-    # -- decisions -----------------------------------------------------------------
 
     def _known(self) -> dict[str, str]:
         return remembered(self.enq, self.state_key)
@@ -298,8 +297,6 @@ class FolderWatcher:
         if rel is None or any(part.startswith(".") for part in rel.parts[:-1]):
             return False
         return Path(path).resolve().is_relative_to(self.root)
-
-    # -- loop ------------------------------------------------------------------------
 
     def _observer(self) -> BaseObserver:
         observer = PollingObserver(timeout=1.0) if self.polling else Observer()

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from chunkweave.worker import keys
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
     InvalidSourceError,
@@ -149,7 +150,7 @@ class BucketWatcher:
         self.uri = f"s3://{bucket}/{prefix}"
         self.enq = enqueuer
         self.client = client or s3_client(enqueuer.settings.s3)
-        self.ledger_key = f"cw:s3ledger:{bucket}/{prefix}"
+        self.ledger_key = keys.watched_prefix(bucket, prefix)
         self.interval_s = enqueuer.settings.s3.poll_interval_s
         self.jobs: list[str] = []
 

@@ -5,6 +5,7 @@
 - :mod:`.ingest`: ``ingest_document`` and ``delete_document``.
 - :mod:`.fanout`: large PDFs parsed in page-range parts on every worker, then joined.
 - :mod:`.slices`: a big document's chunks embedded and written in slices, then committed.
+- :mod:`.parts`: the Redis parts-join protocol both halves of a fan-out use.
 - :mod:`.notify`: the completion webhook.
 """
 

@@ -3,26 +3,21 @@
 A PDF with more than ``fanout_pages`` pages is split into parts of
 ``fanout_part_pages`` pages. Each part is a ``parse_part`` task (any worker, any
 host) that parses its page range (``ParseOptions.page_range``) and stores the
-resulting ``ParsedDocument`` as zlib-compressed JSON in a scratch key
-``cw:fan:<doc_id>:<sha1>:part:<i>`` with a TTL (``job_ttl_s``). No elements travel as
-task payloads: messages carry only the URI, the content SHA1 and the page range.
+resulting ``ParsedDocument`` as a part of the fan-out (:mod:`.parts`: scratch keys
+under ``keys.fanout_parts``, with a TTL). No elements travel as task payloads:
+messages carry only the URI, the content SHA1 and the page range.
 
-The join needs no result backend: each finished part adds its index to the set
-``cw:fan:<doc_id>:<sha1>:done`` and reads its size in one MULTI/EXEC; the part whose
-addition completes the set (and only that one, as a duplicate delivery adds
-nothing) enqueues ``finish_document``. That task concatenates the parts in page
-order, runs ``chunkweave.parsers.structure.finalize`` over the whole sequence (so heading
-paths continue across part boundaries and orders are renumbered), and hands the
-document to ``Pipeline.ingest_parsed`` under the document's write lock.
-
-Documents with many chunks continue in :mod:`chunkweave.worker.tasks.slices`
-(embedding spread over the workers too). Scratch data is deleted after the write;
-abandoned parts (a failed sibling) expire with their TTL.
+The part that completes the set enqueues ``finish_document``. That task
+concatenates the parts in page order, runs ``chunkweave.parsers.structure.finalize``
+over the whole sequence (so heading paths continue across part boundaries and orders
+are renumbered), and writes the document as a single-task ingest does
+(``IngestPipeline.ingest_parsed``, under the document's write lock); one with many
+chunks is written in slices on many workers instead (:mod:`.slices`). Scratch data
+is deleted after the write; abandoned parts (a failed sibling) expire with their TTL.
 """
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +30,12 @@ from chunkweave.parsers.api import parse_document
 from chunkweave.parsers.document import ParsedDocument, file_sha1
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.parsers.structure import finalize
+from chunkweave.worker import keys
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
 from chunkweave.worker.tasks import slices
 from chunkweave.worker.tasks.base import doc_task, write_lock
+from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
 
 
@@ -67,8 +64,10 @@ def plan(path: Path, settings: Settings) -> list[tuple[int, int]] | None:
     return plan_ranges(pages, settings.fanout_part_pages)
 
 
-def _key(doc_id: str, sha1: str) -> str:
-    return f"cw:fan:{doc_id}:{sha1}"
+def _parts(run: DocRun, sha1: str) -> Parts:
+    """Return the page-range parts of this version of the run's document."""
+    ttl_s = run.rt.settings.job_ttl_s
+    return Parts(run.rt.redis, keys.fanout_parts(run.doc_id, sha1), kind="part", ttl_s=ttl_s)
 
 
 def fan_out(run: DocRun, path: Path, *, force: bool) -> dict[str, Any] | None:
@@ -92,8 +91,7 @@ def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
     assert run.sha1 is not None
     run.clear_attempts()  # the parent's work ends here; parts count their own
     run.running(stage=f"parsing {len(parts)} parts", progress=0.0)
-    base = _key(run.doc_id, run.sha1)
-    run.rt.redis.delete(f"{base}:done")
+    _parts(run, run.sha1).reset()
     for index, (first, last) in enumerate(parts):
         parse_part.apply_async(
             kwargs={
@@ -133,16 +131,11 @@ def parse_part(
             return run.poisoned(f"pages {first}-{last}")
         opts = settings.parse.model_copy(update={"page_range": (first, last)})
         doc = parse_document(path, opts)
-    base = _key(run.doc_id, sha1)
-    blob = zlib.compress(doc.model_dump_json().encode(), 6)
-    pipe = rt.redis.pipeline(transaction=True)
-    pipe.set(f"{base}:part:{index}", blob, ex=settings.job_ttl_s)
-    pipe.sadd(f"{base}:done", index)
-    pipe.expire(f"{base}:done", settings.job_ttl_s)
-    pipe.scard(f"{base}:done")
-    _, added, _, count = pipe.execute()
+    completed, count = _parts(run, sha1).finish(
+        index, parts, payload=doc.model_dump_json().encode()
+    )
     run.clear_attempts()
-    if added and int(count) == parts:
+    if completed:
         finish_document.apply_async(
             kwargs={
                 "job_id": run.job_id,
@@ -152,7 +145,7 @@ def parse_part(
                 "parts": parts,
             }
         )
-    run.running(stage=f"parsed {count}/{parts} parts", progress=int(count) / (parts + 1))
+    run.running(stage=f"parsed {count}/{parts} parts", progress=count / (parts + 1))
     return {"doc_id": run.doc_id, "status": "part_parsed", "index": index}
 
 
@@ -187,24 +180,19 @@ def finish_document(task: Task, run: DocRun, *, sha1: str, parts: int) -> dict[s
     source, doc_id = run.source, run.doc_id
     if not _still_wanted(run):
         return {"doc_id": doc_id, "status": "skipped"}
-    base = _key(doc_id, sha1)
     run.running(stage="writing", progress=parts / (parts + 1))
-    blobs = rt.redis.mget([f"{base}:part:{i}" for i in range(parts)])
-    docs: list[ParsedDocument] = []
-    for blob in blobs:
-        if not isinstance(blob, bytes):
-            return run.failed(
-                ErrorCode.INTERNAL, f"{source}: fan-out parts expired before the join"
-            )
-        docs.append(ParsedDocument.model_validate_json(zlib.decompress(blob)))
-    doc = join_parts(docs, source=source)
+    scratch = _parts(run, sha1)
+    payloads = scratch.get_all(parts)
+    if payloads is None:
+        return run.failed(ErrorCode.INTERNAL, f"{source}: fan-out parts expired before the join")
+    doc = join_parts([ParsedDocument.model_validate_json(p) for p in payloads], source=source)
     chunks = rt.pipeline.chunk(doc, source=source, doc_id=doc_id)
     if len(chunks) > rt.settings.fanout_embed_chunks:
         # Embedding dominates big documents: spread it over the workers too.
-        result = slices.start(run, task, chunks, pages=doc.page_count or 0)
+        result = slices.start(run, task, doc, chunks)
     else:
         with write_lock(task, run):
             outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id)
         result = run.done(outcome)
-    rt.redis.delete(f"{base}:done", *(f"{base}:part:{i}" for i in range(parts)))
+    scratch.clear(parts)
     return result

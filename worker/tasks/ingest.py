@@ -21,6 +21,11 @@ from typing import Any
 
 from celery import Task
 
+# Imported at module load, i.e. in the worker's parent process before it forks (as
+# fanout does with pymupdf): the default pipeline and its store client come loaded in
+# every pool child, which then builds its pipeline well within the pool's start-up
+# timeout instead of importing them first (seconds on a loaded host).
+import chunkweave.storage.ingest  # noqa: F401
 from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.worker.sources import fetched

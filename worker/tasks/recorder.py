@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.ingest import DocOutcome
 from chunkweave.storage.timing import StageTimer
+from chunkweave.storage.values import DocOutcome
 from chunkweave.worker.jobs import Action, DocState
 from chunkweave.worker.locks import clear_attempts, count_attempt, uncount_attempt
 from chunkweave.worker.metrics import record_document, record_failure

@@ -1,49 +1,66 @@
-"""Second half of a fan-out: embed and upsert a big document's chunks on many workers.
+"""Second half of a fan-out: one document write spread over many workers.
 
-After the parts of a large PDF are joined and chunked (:mod:`.fanout`), the
-chunks of a document with more than ``fanout_embed_chunks`` chunks are cut into
-slices of that size. Each slice is an ``embed_slice`` task that embeds and upserts
-only chunks not stored yet (``IngestPipeline.upsert_chunks``); the task that completes
-the set of slices enqueues ``commit_document``, which deletes the document's stale
-chunks (``prune``) and records the ledger entry (``record_ok``):
-the same upsert-then-prune order as a single-task ingest, so the document is never
-without chunks.
+After the parts of a large PDF are joined and chunked (:mod:`.fanout`), a document
+with more than ``fanout_embed_chunks`` chunks is written by one document write
+(``IngestPipeline.begin``) whose parts are slices of that many chunks. Each slice is
+an ``embed_slice`` task that resumes the write and writes its slice (only chunks not
+stored yet are embedded); the task that completes the set of slices (:mod:`.parts`)
+enqueues ``commit_document``, which resumes the write with what every slice wrote
+and commits it: stale chunks pruned, then the ledger entry. The same
+begin -> write -> commit as a single-task ingest, so the document is never without
+chunks.
 
-Chunks travel as zlib-compressed JSON in scratch keys
-``cw:fan:<doc_id>:<sha1>:w:*`` (TTL ``job_ttl_s``), never as task payloads; vectors
-never touch Redis. The document's write lock is held as a *lease* for the whole
-write (taken by the joiner, extended by each slice, released by the commit), so no
-other writer interleaves with the slices.
+Chunks travel as the slices' payloads in Redis (under ``keys.fanout_slices``), never
+as task payloads; vectors never touch Redis. Next to them: the write's plan (the
+``meta`` hash: ``pages``, ``existed``, the lease ``token``, the number of ``slices``)
+and ``keep``, the UUIDs of all the document's chunks, which the commit keeps. The
+document's write lock is held as a *lease* for the whole write (taken by the joiner,
+extended by each slice, released by the commit), so no other writer interleaves
+with the slices.
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import Any
 
 from celery import Task
 from pydantic import TypeAdapter
 
 from chunkweave.chunking.models import Chunk
+from chunkweave.parsers.document import ParsedDocument
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.ingest import DocOutcome
 from chunkweave.storage.uuids import chunk_uuid
+from chunkweave.storage.values import WritePlan
+from chunkweave.worker import keys
 from chunkweave.worker.celery_app import visibility_timeout_s
-from chunkweave.worker.jobs import as_text
 from chunkweave.worker.locks import drop_lease, hold_lease, take_lease
 from chunkweave.worker.tasks.base import doc_task
+from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
 
 _CHUNKS = TypeAdapter(list[Chunk])
 _UUIDS = TypeAdapter(list[str])
 
 
-def _base(doc_id: str, sha1: str) -> str:
-    return f"cw:fan:{doc_id}:{sha1}:w"
+def _slices(run: DocRun, sha1: str) -> Parts:
+    """Return the chunk slices of this version of the run's document."""
+    ttl_s = run.rt.settings.job_ttl_s
+    return Parts(run.rt.redis, keys.fanout_slices(run.doc_id, sha1), kind="slice", ttl_s=ttl_s)
 
 
-def start(run: DocRun, task: Task, chunks: list[Chunk], *, pages: int) -> dict[str, Any]:
-    """Take the lease, store the slices and enqueue one ``embed_slice`` per slice."""
+def _plan(run: DocRun, sha1: str, meta: dict[str, str]) -> WritePlan:
+    """Return the plan of the write the slices belong to (from the meta hash)."""
+    return WritePlan(
+        doc_id=run.doc_id,
+        source=run.source,
+        doc_sha1=sha1,
+        pages=int(meta.get("pages", 0)),
+        existed=meta.get("existed") == "1",
+    )
+
+
+def start(run: DocRun, task: Task, doc: ParsedDocument, chunks: list[Chunk]) -> dict[str, Any]:
+    """Take the lease, begin the write, store its slices and enqueue one ``embed_slice`` each."""
     assert run.sha1 is not None
     rt = run.rt
     settings = rt.settings
@@ -53,20 +70,18 @@ def start(run: DocRun, task: Task, chunks: list[Chunk], *, pages: int) -> dict[s
         raise task.retry(countdown=settings.lock_ttl_s, max_retries=None)
     size = settings.fanout_embed_chunks
     parts = [chunks[i : i + size] for i in range(0, len(chunks), size)]
-    base = _base(run.doc_id, run.sha1)
-    existed = rt.pipeline.is_recorded(run.doc_id)
+    plan = rt.pipeline.begin(doc, source=run.source, doc_id=run.doc_id).plan
     keep = [chunk_uuid(c.id) for c in chunks]
-    ttl = settings.job_ttl_s
+    scratch = _slices(run, run.sha1)
     pipe = rt.redis.pipeline(transaction=True)
-    pipe.delete(f"{base}:done", f"{base}:counts")
+    scratch.reset(pipe)
     for i, part in enumerate(parts):
-        pipe.set(f"{base}:slice:{i}", zlib.compress(_CHUNKS.dump_json(part)), ex=ttl)
-    pipe.set(f"{base}:keep", zlib.compress(_UUIDS.dump_json(keep)), ex=ttl)
-    pipe.hset(
-        f"{base}:meta",
-        mapping={"token": token, "pages": pages, "existed": int(existed), "slices": len(parts)},
+        scratch.put(pipe, i, _CHUNKS.dump_json(part))
+    scratch.put_extra(pipe, "keep", _UUIDS.dump_json(keep))
+    existed = int(plan.existed)
+    scratch.put_meta(
+        pipe, {"token": token, "pages": plan.pages, "existed": existed, "slices": len(parts)}
     )
-    pipe.expire(f"{base}:meta", ttl)
     pipe.execute()
     run.running(stage=f"embedding {len(parts)} slices", progress=0.5)
     for i in range(len(parts)):
@@ -83,13 +98,12 @@ def start(run: DocRun, task: Task, chunks: list[Chunk], *, pages: int) -> dict[s
     return {"doc_id": run.doc_id, "status": "embedding", "slices": len(parts)}
 
 
-def _hold(run: DocRun, sha1: str) -> dict[str, str] | None:
+def _hold(run: DocRun, scratch: Parts) -> dict[str, str] | None:
     """Return the fan-out's meta hash if this run still holds the write lease, else None.
 
     Registers the lease's release for when the run ends failed.
     """
-    raw = run.rt.redis.hgetall(f"{_base(run.doc_id, sha1)}:meta")
-    meta = {as_text(k): as_text(v) for k, v in raw.items()}
+    meta = scratch.meta()
     token = meta.get("token")
     if not token:
         return None
@@ -104,31 +118,25 @@ def _hold(run: DocRun, sha1: str) -> dict[str, str] | None:
 def embed_slice(task: Task, run: DocRun, *, sha1: str, index: int, slices: int) -> dict[str, Any]:
     """Embed and upsert one slice of a fanned-out document's chunks."""
     rt = run.rt
-    settings = rt.settings
     run.sha1, run.part = sha1, f"slice{index}"
-    base = _base(run.doc_id, sha1)
-    meta = _hold(run, sha1)
+    scratch = _slices(run, sha1)
+    meta = _hold(run, scratch)
     if meta is None:
         return run.failed(ErrorCode.LEASE_LOST, f"{run.source}: write lease expired during fan-out")
     if not run.count_attempt():
         return run.poisoned(f"chunk slice {index}")
-    blob = rt.redis.get(f"{base}:slice:{index}")
-    if not isinstance(blob, bytes):
+    payload = scratch.get(index)
+    if payload is None:
         return run.failed(
             ErrorCode.INTERNAL, f"{run.source}: fan-out slice expired before embedding"
         )
-    result = rt.pipeline.upsert_chunks(_CHUNKS.validate_json(zlib.decompress(blob)))
-    pipe = rt.redis.pipeline(transaction=True)
-    pipe.hincrby(f"{base}:counts", "added", result.added)
-    pipe.hincrby(f"{base}:counts", "unchanged", result.unchanged)
-    pipe.sadd(f"{base}:done", index)
-    pipe.scard(f"{base}:done")
-    pipe.expire(f"{base}:done", settings.job_ttl_s)
-    pipe.expire(f"{base}:counts", settings.job_ttl_s)
-    _, _, added, count, _, _ = pipe.execute()
+    write = rt.pipeline.resume(_plan(run, sha1, meta))
+    written = write.write(_CHUNKS.validate_json(payload))
+    counts = {"added": written.added, "unchanged": written.unchanged}
+    completed, count = scratch.finish(index, slices, counts=counts)
     run.clear_attempts()
-    hold_lease(rt.redis, run.doc_id, meta["token"], ttl_s=visibility_timeout_s(settings))
-    if added and int(count) == slices:
+    hold_lease(rt.redis, run.doc_id, meta["token"], ttl_s=visibility_timeout_s(rt.settings))
+    if completed:
         commit_document.apply_async(
             kwargs={"job_id": run.job_id, "source": run.source, "doc_id": run.doc_id, "sha1": sha1}
         )
@@ -138,34 +146,25 @@ def embed_slice(task: Task, run: DocRun, *, sha1: str, index: int, slices: int) 
 
 @doc_task("chunkweave.commit_document")
 def commit_document(task: Task, run: DocRun, *, sha1: str) -> dict[str, Any]:
-    """Prune stale chunks, record the ledger entry, release the lease, record done."""
+    """Commit the write (prune stale chunks, record the ledger entry), release the lease."""
     rt = run.rt
     run.sha1 = sha1
-    source, doc_id = run.source, run.doc_id
-    base = _base(doc_id, sha1)
-    meta = _hold(run, sha1)
+    scratch = _slices(run, sha1)
+    meta = _hold(run, scratch)
     if meta is None:
-        return run.failed(ErrorCode.LEASE_LOST, f"{source}: write lease expired during fan-out")
-    blob = rt.redis.get(f"{base}:keep")
-    if not isinstance(blob, bytes):
-        return run.failed(ErrorCode.INTERNAL, f"{source}: fan-out state expired before commit")
-    keep = set(_UUIDS.validate_json(zlib.decompress(blob)))
-    deleted = rt.pipeline.prune(doc_id, keep)
-    pages = int(meta.get("pages", 0))
-    rt.pipeline.record_ok(doc_id, source, sha1, pages, len(keep))
-    counts = {as_text(k): int(v) for k, v in rt.redis.hgetall(f"{base}:counts").items()}
-    outcome = DocOutcome(
-        source=source,
-        doc_id=doc_id,
-        status="updated" if meta.get("existed") == "1" else "added",
-        pages=pages,
-        chunks_added=counts.get("added", 0),
-        chunks_unchanged=counts.get("unchanged", 0),
-        chunks_deleted=deleted,
+        return run.failed(ErrorCode.LEASE_LOST, f"{run.source}: write lease expired during fan-out")
+    keep = scratch.get_extra("keep")
+    if keep is None:
+        return run.failed(ErrorCode.INTERNAL, f"{run.source}: fan-out state expired before commit")
+    counts = scratch.counts()
+    write = rt.pipeline.resume(
+        _plan(run, sha1, meta),
+        added=counts.get("added", 0),
+        unchanged=counts.get("unchanged", 0),
+        uuids=_UUIDS.validate_json(keep),
     )
-    drop_lease(rt.redis, doc_id, meta["token"])
+    outcome = write.commit()
+    drop_lease(rt.redis, run.doc_id, meta["token"])
     result = run.done(outcome)
-    # By name: a SCAN of the keyspace would cost more the more keys Redis holds.
-    slices = (f"{base}:slice:{i}" for i in range(int(meta.get("slices", 0))))
-    rt.redis.delete(*slices, f"{base}:keep", f"{base}:meta", f"{base}:done", f"{base}:counts")
+    scratch.clear(int(meta.get("slices", 0)), "keep")
     return result

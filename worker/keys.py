@@ -1,0 +1,58 @@
+"""Every Redis key chunkweave uses: one place, one ``cw:`` prefix.
+
+Modules never spell a ``cw:`` key themselves; they build it here, so what lives in
+Redis can be read off this module (and a key collision is visible in one screen):
+
+- ``cw:jobs``: sorted set of job ids by creation time; ``cw:job:<id>`` and its
+  ``:docs``, ``:<status>`` and ``:finished`` sub-keys: a job's state (:mod:`.jobs`).
+- ``cw:metrics``: the service counters (:mod:`.metrics`).
+- ``cw:lock:<doc_id>``: the document's write lock or lease; ``cw:attempts:<doc_id>:<sha1>``
+  (``:<part>`` for a fan-out task): its poison counter (:mod:`.locks`).
+- ``cw:fan:<doc_id>:<sha1>``: a fanned-out document's parsed page-range parts, and
+  under ``cw:fan:<doc_id>:<sha1>:w`` its chunk slices and its write plan
+  (:mod:`.tasks.parts`, :mod:`.tasks.fanout`, :mod:`.tasks.slices`).
+- ``cw:watch:<folder>``, ``cw:s3ledger:<bucket>/<prefix>``: what a watcher last
+  enqueued (:mod:`.sources.local`, :mod:`.sources.s3`).
+"""
+
+from __future__ import annotations
+
+#: Sorted set of job ids by creation time.
+JOBS = "cw:jobs"
+#: Hash of the service counters every worker and API replica shares.
+METRICS = "cw:metrics"
+
+
+def job(job_id: str) -> str:
+    """Return the hash of one job's totals, the base of its per-document keys."""
+    return f"cw:job:{job_id}"
+
+
+def lock(doc_id: str) -> str:
+    """Return the document's write lock (held by one task, or leased across a fan-out's)."""
+    return f"cw:lock:{doc_id}"
+
+
+def attempts(doc_id: str, doc_sha1: str, part: str = "") -> str:
+    """Return the attempt counter of one version of a document, or of one fan-out part."""
+    return f"cw:attempts:{doc_id}:{doc_sha1}{':' + part if part else ''}"
+
+
+def fanout_parts(doc_id: str, doc_sha1: str) -> str:
+    """Return the base of a fan-out's parsed page-range parts (one document version)."""
+    return f"cw:fan:{doc_id}:{doc_sha1}"
+
+
+def fanout_slices(doc_id: str, doc_sha1: str) -> str:
+    """Return the base of a fan-out's chunk slices and of the plan they are written under."""
+    return f"cw:fan:{doc_id}:{doc_sha1}:w"
+
+
+def watched_folder(root: str) -> str:
+    """Return the hash of path -> ``mtime:size`` the folder watcher last enqueued."""
+    return f"cw:watch:{root}"
+
+
+def watched_prefix(bucket: str, prefix: str) -> str:
+    """Return the hash of key -> ETag the S3 watcher last enqueued."""
+    return f"cw:s3ledger:{bucket}/{prefix}"
