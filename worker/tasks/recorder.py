@@ -8,6 +8,7 @@ nothing of Celery: what happens when a job finishes (the webhook task) is the
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,8 @@ from chunkweave.worker.jobs import Action, DocState
 from chunkweave.worker.locks import clear_attempts, count_attempt, uncount_attempt
 from chunkweave.worker.metrics import record_document, record_failure
 from chunkweave.worker.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 
 class DocRun:
@@ -165,8 +168,14 @@ class DocRun:
             clear_attempts(self.rt.redis, self.doc_id, self.sha1, part=self.part)
 
     def _finish(self, state: DocState) -> None:
-        finished = self.rt.jobs.set_doc(self.job_id, state)
+        # The final hook (deleting an upload) runs before the state is written, so a
+        # client that sees the document final never finds its upload still there; a
+        # hook that fails is logged and never keeps the outcome from being recorded.
         if self.on_doc_final is not None:
-            self.on_doc_final(self)
+            try:
+                self.on_doc_final(self)
+            except Exception as err:
+                log.warning("%s: final clean-up failed: %s", self.source, err)
+        finished = self.rt.jobs.set_doc(self.job_id, state)
         if finished and self.on_job_finished is not None:
             self.on_job_finished(self.job_id)
