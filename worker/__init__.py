@@ -1,0 +1,1 @@
+"""The service around the pipeline: Celery app and tasks, sources, HTTP API, CLI, settings."""
