@@ -13,4 +13,5 @@ echo "[test] ruff" >&2
 echo "[test] mypy" >&2
 .venv/bin/mypy
 echo "[test] pytest" >&2
-exec .venv/bin/pytest -p no:cacheprovider "$@"
+exec .venv/bin/pytest -p no:cacheprovider \
+    -n "${CHUNKWEAVE_TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder "$@"

@@ -4,11 +4,16 @@ Server fixtures live in their own plugin modules, one per real server, each
 starting the server through the project's own starter code:
 - ``tests/fixtures_weaviate.py``: a real Weaviate (built from its Go module).
 - ``tests/fixtures_services.py``: a real Redis and a real S3 server (SeaweedFS ``weed mini``).
+
+Those servers are session fixtures. Under pytest-xdist (``scripts/test.sh`` runs
+``-n 2 --dist loadfile``) the session is one worker's, so each worker starts its own
+set on its own free loopback ports, only once one of its tests asks for a server.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -32,3 +37,17 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"shared corpus not found at {CORPUS}")
     return CORPUS.resolve()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a pytest-xdist worker, order whole files by their number of ``slow`` tests, most first.
+
+    ``--dist loadfile`` hands out files in collection order to whichever worker is free
+    (``scripts/test.sh`` turns off xdist's own reordering by test count), so a long file
+    handed out last would run alone at the end. Files stay whole and in their own order;
+    a run without xdist keeps the plain collection order.
+    """
+    if not hasattr(config, "workerinput"):
+        return
+    slow = Counter(str(item.path) for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[str(item.path)])
