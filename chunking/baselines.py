@@ -22,8 +22,8 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 
 from chunkweave.chunking.budget import Budget
+from chunkweave.chunking.sections import table_drafts
 from chunkweave.chunking.split import line_spans, sentence_spans, split_piece
-from chunkweave.chunking.tables import iter_tables_drafts, prefill_tables
 from chunkweave.chunking.units import Draft, Piece, TableUnit, iter_units
 from chunkweave.parsers.elements import Element
 
@@ -35,10 +35,10 @@ def baseline_drafts(
 ) -> Iterator[Draft]:
     """Drafts for a baseline: ``chunk_prose`` on every prose run, tables by contract."""
     units = list(iter_units(elements, budget.opts))
-    prefill_tables(units, budget)
+    budget.tables.prefill(units, budget.opts.table_format, budget.title)
     for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
         if is_table:
-            yield from iter_tables_drafts(run, budget)
+            yield from table_drafts(run, budget)
         else:
             pieces = [u for u in run if isinstance(u, Piece)]
             for chunk in chunk_prose(pieces, budget):

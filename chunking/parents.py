@@ -17,7 +17,6 @@ from chunkweave.chunking.budget import Budget, common_path
 from chunkweave.chunking.emit import Rendered, join_pieces
 from chunkweave.chunking.sections import fold_heading_only_sections
 from chunkweave.chunking.split import split_span
-from chunkweave.chunking.tables import render_part
 from chunkweave.chunking.units import Piece, TablePart, TableUnit, Unit, iter_units
 from chunkweave.parsers.elements import Element
 
@@ -71,7 +70,8 @@ def _parent(units: list[Unit], group: int, budget: Budget) -> Rendered:
             for table in run:
                 assert isinstance(table, TableUnit)
                 n = len(table.rows) - table.header_rows
-                blocks.append(render_part(TablePart(table, 0, n, True, True), "markdown")[0])
+                whole = TablePart(table, 0, n, True, True)
+                blocks.append(budget.tables.render_part(whole, "markdown")[0])
                 orders.add(table.element.order)
                 if table.caption is not None and table.caption_order is not None:
                     orders.add(table.caption_order)  # its text opens the table's block

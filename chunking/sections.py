@@ -44,7 +44,6 @@ from typing import Literal
 
 from chunkweave.chunking.budget import Budget, common_path
 from chunkweave.chunking.split import split_piece
-from chunkweave.chunking.tables import iter_tables_drafts, prefill_tables
 from chunkweave.chunking.units import Draft, Piece, TableUnit, Unit, iter_units
 from chunkweave.parsers.elements import Element
 
@@ -52,7 +51,7 @@ from chunkweave.parsers.elements import Element
 def elements_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Draft]:
     """Drafts of the ``elements`` strategy, in reading order."""
     units = fold_heading_only_sections(list(iter_units(elements, budget.opts)))
-    prefill_tables(units, budget)
+    budget.tables.prefill(units, budget.opts.table_format, budget.title)
     drafts = itertools.chain.from_iterable(
         _section_drafts(list(group), budget, pack=True)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
@@ -66,7 +65,7 @@ def headings_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Dra
     level = budget.opts.heading_level or auto_heading_level(items)
     opts = budget.opts.model_copy(update={"section_level": level})
     units = list(iter_units(items, opts))
-    prefill_tables(units, budget)
+    budget.tables.prefill(units, budget.opts.table_format, budget.title)
     drafts = itertools.chain.from_iterable(
         _section_drafts(list(group), budget, pack=False)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
@@ -78,7 +77,7 @@ def faq_drafts(elements: Iterable[Element], budget: Budget) -> Iterator[Draft]:
     """Drafts of the ``faq`` strategy, in reading order: one (or more) per question."""
     opts = budget.opts.model_copy(update={"section_level": FAQ_SECTION_LEVEL})
     units = fold_heading_only_sections(list(iter_units(elements, opts)))
-    prefill_tables(units, budget)
+    budget.tables.prefill(units, budget.opts.table_format, budget.title)
     drafts = itertools.chain.from_iterable(
         _section_drafts(list(group), budget, pack=False)
         for _, group in itertools.groupby(units, key=lambda u: u.section)
@@ -138,10 +137,18 @@ def _section_drafts(units: list[Unit], budget: Budget, *, pack: bool) -> Iterato
     # Prose runs between tables are packed; each table takes its own path.
     for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
         if is_table:
-            yield from iter_tables_drafts(run, budget)
+            yield from table_drafts(run, budget)
         else:
             pieces = [u for u in run if isinstance(u, Piece)]
             yield from (Draft(pieces=p) for p in pack_pieces(pieces, budget, soft=pack))
+
+
+def table_drafts(tables: Iterable[Unit], budget: Budget) -> Iterator[Draft]:
+    """Drafts of a run of table units, each table within its hard budget (context included)."""
+    for table in tables:
+        assert isinstance(table, TableUnit)
+        text_budget = budget.hard(table.path, table.caption)
+        yield from budget.tables.drafts(table, text_budget, budget.opts.table_format)
 
 
 def pack_pieces(pieces: list[Piece], budget: Budget, *, soft: bool) -> Iterator[tuple[Piece, ...]]:

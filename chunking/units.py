@@ -14,15 +14,12 @@ assigns each unit the index of the section it belongs to.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
-from chunkweave.chunking.models import ChunkOptions, TableFormat
+from chunkweave.chunking.models import ChunkOptions
 from chunkweave.chunking.navigation import navigation_orders
 from chunkweave.parsers.elements import FURNITURE_TYPES, HEADING_TYPES, Element
-
-if TYPE_CHECKING:
-    from chunkweave.chunking.tables import TableLines
 
 PieceKind = Literal[
     "heading", "text", "list_item", "code", "formula", "figure", "caption", "footnote", "furniture"
@@ -76,20 +73,6 @@ class Piece(NamedTuple):
         return self.start == _lead(self.source) and self.end == _trail(self.source)
 
 
-@dataclass(slots=True)
-class TableMemo:
-    """What :mod:`chunkweave.chunking.tables` derives from one table, once per run."""
-
-    table_id: str | None = None
-    #: The whole table's lines, by format.
-    lines: dict[TableFormat, TableLines] = field(default_factory=dict)
-    #: Cost of the header and frame lines, and of each data line, by format.
-    line_costs: dict[TableFormat, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
-    #: Rendered bodies by ``(row_start, row_end, format)``: every stage that needs a
-    #: part's text (fit check, costs, chunk fields) renders it only once.
-    renders: dict[tuple[int, int, TableFormat], str] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class TableUnit:
     """A table element: its rows, header row count and linked caption."""
@@ -101,7 +84,6 @@ class TableUnit:
     caption_order: int | None
     path: tuple[str, ...]
     section: int
-    memo: TableMemo = field(default_factory=TableMemo, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
