@@ -2,8 +2,8 @@
 
 The pipeline is a chain of pure stages (no I/O, no globals):
 ``iter_units`` (furniture out, captions onto tables, sections numbered) ->
-a strategy's drafts (:mod:`chunkweave.chunking.sections`, :mod:`chunkweave.chunking.baselines`,
-:mod:`chunkweave.chunking.semantic`) -> ``iter_fitted`` (render, enforce the hard limit) ->
+a strategy's drafts (the strategy's value in :data:`chunkweave.chunking.strategies.STRATEGIES`:
+boundaries, packing, merging) -> ``iter_fitted`` (render, enforce the hard limit) ->
 parents (optional) -> IDs, indexes and source regions (:mod:`chunkweave.chunking.regions`).
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from pydantic import TypeAdapter
 
-from chunkweave.chunking import baselines
+from chunkweave.chunking.boundaries import by_section_level
 from chunkweave.chunking.budget import Budget
 from chunkweave.chunking.context import context_lines
 from chunkweave.chunking.emit import Rendered, iter_fitted
@@ -22,10 +22,8 @@ from chunkweave.chunking.ids import assign_ids, sha1_hex
 from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunkweave.chunking.parents import parent_groups, section_parents
 from chunkweave.chunking.regions import RegionIndex
-from chunkweave.chunking.sections import elements_drafts, faq_drafts, headings_drafts
-from chunkweave.chunking.semantic import semantic_chunker
+from chunkweave.chunking.strategies import STRATEGIES, strategy_drafts
 from chunkweave.chunking.tokens import Meter
-from chunkweave.chunking.units import Draft
 from chunkweave.parsers import ParsedDocument
 from chunkweave.parsers.elements import FURNITURE_TYPES
 
@@ -89,8 +87,9 @@ def chunk_document(
         raise ValueError("doc_id must be a non-empty string")
     if opts.max_tokens is None:
         opts = resolve_options(opts, None)
-    if opts.strategy == "semantic" and embed is None:
-        raise ValueError("the 'semantic' strategy needs an embedder (embed=...)")
+    strategy = STRATEGIES[opts.strategy]
+    if strategy.needs_embedder and embed is None:
+        raise ValueError(f"the {opts.strategy!r} strategy needs an embedder (embed=...)")
     has_title = any(e.type == "title" for e in doc.elements)
     meter = Meter(counter)
     # One batched count of every element text (and context line) up front: the
@@ -98,10 +97,14 @@ def chunk_document(
     meter.prefill(_prefill_texts(doc, opts))
     budget = Budget(meter=meter, opts=opts, title=doc.title, root_depth=int(has_title))
     chunker = chunker_fingerprint(opts, counter.name)
-    children = list(iter_fitted(_drafts(doc, budget, embed), budget))
+    drafts = strategy_drafts(strategy, doc.elements, budget, embed)
+    children = list(iter_fitted(drafts, budget))
     if opts.parent_chunks:
         groups: list[int | None] = list(parent_groups(children))
-        parents = section_parents(doc.elements, children, budget)
+        # Parents are cut at section_level; where the strategy's sections are cut
+        # there too, heading-only ones fold as the strategy folded them.
+        fold = strategy.fold and strategy.boundary is by_section_level
+        parents = section_parents(doc.elements, children, budget, fold=fold)
     else:
         groups, parents = [None] * len(children), []
     return _assemble(children, groups, parents, doc, chunker, doc_id, source or doc.path)
@@ -124,28 +127,6 @@ def _prefill_texts(doc: ParsedDocument, opts: ChunkOptions) -> Iterator[str]:
         lines = context_lines(doc.title, path)
         if lines:
             yield "\n".join(lines)
-
-
-def _drafts(doc: ParsedDocument, budget: Budget, embed: Embed | None) -> Iterator[Draft]:
-    strategy = budget.opts.strategy
-    elements = doc.elements
-    if strategy == "elements":
-        return elements_drafts(elements, budget)
-    if strategy == "headings":
-        return headings_drafts(elements, budget)
-    if strategy == "faq":
-        return faq_drafts(elements, budget)
-    if strategy == "semantic":
-        assert embed is not None
-        return baselines.baseline_drafts(elements, budget, semantic_chunker(embed))
-    prose = {
-        "fixed": baselines.fixed,
-        "sliding": baselines.sliding,
-        "sentences": baselines.sentences,
-        "recursive": baselines.recursive,
-        "pages": baselines.pages,
-    }[strategy]
-    return baselines.baseline_drafts(elements, budget, prose)
 
 
 def _assemble(

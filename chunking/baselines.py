@@ -2,7 +2,9 @@
 
 They ignore document structure on purpose (that is what they are baselines for),
 except that tables still follow the table contract (:mod:`chunkweave.chunking.tables`):
-prose runs between tables are chunked by the baseline, tables on their own.
+prose runs between tables are chunked by the baseline, tables on their own (see
+:mod:`chunkweave.chunking.strategies`). Each is a :data:`~chunkweave.chunking.packing.ProseChunker`
+whose chunks hold adjacent fragments of one element as one span (:func:`coalesce`).
 
 - ``fixed``: windows of ``target_tokens`` tokens, consecutive windows sharing
   ``overlap_tokens``. Windows end between words (a token-exact cut would need the
@@ -19,30 +21,11 @@ prose runs between tables are chunked by the baseline, tables on their own.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 from chunkweave.chunking.budget import Budget
 from chunkweave.chunking.split import line_spans, sentence_spans, split_piece
-from chunkweave.chunking.tables import iter_tables_drafts, prefill_tables
-from chunkweave.chunking.units import Draft, Piece, TableUnit, iter_units
-from chunkweave.parsers.elements import Element
-
-ProseChunker = Callable[[list[Piece], Budget], Iterator[tuple[Piece, ...]]]
-
-
-def baseline_drafts(
-    elements: Iterable[Element], budget: Budget, chunk_prose: ProseChunker
-) -> Iterator[Draft]:
-    """Drafts for a baseline: ``chunk_prose`` on every prose run, tables by contract."""
-    units = list(iter_units(elements, budget.opts))
-    prefill_tables(units, budget)
-    for is_table, run in itertools.groupby(units, key=lambda u: isinstance(u, TableUnit)):
-        if is_table:
-            yield from iter_tables_drafts(run, budget)
-        else:
-            pieces = [u for u in run if isinstance(u, Piece)]
-            for chunk in chunk_prose(pieces, budget):
-                yield Draft(pieces=coalesce(chunk))
+from chunkweave.chunking.units import Piece
 
 
 def fixed(pieces: list[Piece], budget: Budget) -> Iterator[tuple[Piece, ...]]:
@@ -133,9 +116,9 @@ def _windows(
     stride: int | None = None,
     hard: bool = False,
 ) -> Iterator[tuple[Piece, ...]]:
-    # Greedy windows over units. The next window starts ``stride`` tokens after the
-    # current start, or else where the trailing ``overlap`` tokens begin; it always
-    # moves forward by at least one unit.
+    # Greedy windows over units, each coalesced. The next window starts ``stride``
+    # tokens after the current start, or else where the trailing ``overlap`` tokens
+    # begin; it always moves forward by at least one unit.
     costs = [budget.piece_cost(u) for u in units]
     i, n = 0, len(units)
     while i < n:
@@ -144,7 +127,7 @@ def _windows(
         while j < n and (j == i or used + costs[j] <= limit):
             used += costs[j]
             j += 1
-        yield tuple(units[i:j])
+        yield coalesce(tuple(units[i:j]))
         if j >= n:
             return
         k = j

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from chunkweave.chunking.context import build_embed_text, context_lines, fitting_path
 from chunkweave.chunking.models import ChunkOptions
+from chunkweave.chunking.tables import Tables
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Piece
 
@@ -21,7 +22,10 @@ Context = tuple[tuple[str, ...], str | None, str | None]
 
 @dataclass
 class Budget:
-    """Budgets for one chunking run (``opts`` must be resolved: ``max_tokens`` set)."""
+    """Budgets for one chunking run (``opts`` must be resolved: ``max_tokens`` set).
+
+    ``tables`` holds the run's tables (what is derived from each, once), costed with ``meter``.
+    """
 
     meter: Meter
     opts: ChunkOptions
@@ -32,6 +36,11 @@ class Budget:
     _context_costs: dict[tuple[tuple[str, ...], str | None], int] = field(default_factory=dict)
     _soft: dict[tuple[str, ...], int] = field(default_factory=dict)
     _hard: dict[tuple[str, ...], int] = field(default_factory=dict)
+    tables: Tables = field(init=False)
+
+    def __post_init__(self) -> None:
+        """Start the run's tables on the same meter."""
+        self.tables = Tables(self.meter)
 
     @property
     def max_tokens(self) -> int:

@@ -18,7 +18,7 @@ from chunkweave.chunking.budget import Budget, common_path
 from chunkweave.chunking.ids import content_key, sha1_hex
 from chunkweave.chunking.models import ChunkType
 from chunkweave.chunking.split import split_piece, split_span
-from chunkweave.chunking.tables import part_cost, prefill_parts, render_part, split_part, table_id
+from chunkweave.chunking.tables import split_part
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft, Piece, TablePart
 
@@ -86,7 +86,9 @@ def iter_fitted(drafts: Iterable[Draft], budget: Budget) -> Iterator[Rendered]:
         return
     items = list(drafts)
     # Table parts are the only texts not counted yet: one batch for all of them.
-    prefill_parts((d.part for d in items if d.part is not None), budget)
+    budget.tables.prefill_parts(
+        (d.part for d in items if d.part is not None), budget.opts.table_format
+    )
     if meter.additive:
         # Estimates are exact sums of counted parts (see ``TokenCounter.additive``).
         for draft in items:
@@ -252,10 +254,11 @@ def join_pieces(pieces: tuple[Piece, ...]) -> str:
 
 def _render_table(part: TablePart, budget: Budget, measure: bool) -> Rendered:
     unit = part.table
-    text, markdown, html = render_part(part, budget.opts.table_format)
+    tables = budget.tables
+    text, markdown, html = tables.render_part(part, budget.opts.table_format)
     embed_text = budget.embed_text(text, unit.path, unit.caption)
     meter = budget.meter
-    estimate = _estimate(meter, embed_text, text, part_cost(part, budget.opts.table_format, meter))
+    estimate = _estimate(meter, embed_text, text, tables.part_cost(part, budget.opts.table_format))
     orders = {unit.element.order}
     if unit.caption_order is not None:
         orders.add(unit.caption_order)
@@ -268,7 +271,7 @@ def _render_table(part: TablePart, budget: Budget, measure: bool) -> Rendered:
         element_orders=tuple(sorted(orders)),
         token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
         sections=(unit.section,),
-        table_id=table_id(unit),
+        table_id=tables.table_id(unit),
         table_row_start=part.row_start,
         table_row_end=part.row_end,
         table_markdown=markdown,

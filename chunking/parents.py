@@ -13,12 +13,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from chunkweave.chunking.boundaries import heading_at_most
 from chunkweave.chunking.budget import Budget, common_path
 from chunkweave.chunking.emit import Rendered, join_pieces
-from chunkweave.chunking.sections import fold_heading_only_sections
 from chunkweave.chunking.split import split_span
-from chunkweave.chunking.tables import render_part
-from chunkweave.chunking.units import Piece, TablePart, TableUnit, Unit, iter_units
+from chunkweave.chunking.units import (
+    Piece,
+    TablePart,
+    TableUnit,
+    Unit,
+    fold_heading_only_sections,
+    iter_units,
+)
 from chunkweave.parsers.elements import Element
 
 
@@ -42,17 +48,22 @@ def parent_groups(children: list[Rendered]) -> list[int]:
 
 
 def section_parents(
-    elements: Iterable[Element], children: list[Rendered], budget: Budget
+    elements: Iterable[Element], children: list[Rendered], budget: Budget, *, fold: bool
 ) -> list[Rendered]:
-    """Build the parent chunk of every group of :func:`parent_groups`, in group order."""
+    """Build the parent chunk of every group of :func:`parent_groups`, in group order.
+
+    Parents are cut at ``section_level``; with ``fold``, heading-only sections fold
+    into the next one (:func:`chunkweave.chunking.units.fold_heading_only_sections`).
+    """
     group_of = parent_groups(children)
     sections_of: dict[int, set[int]] = {}
     for child, group in zip(children, group_of, strict=True):
         sections_of.setdefault(group, set()).update(child.sections)
     section_group = {s: g for g, secs in sections_of.items() for s in secs}
-    units = list(iter_units(elements, budget.opts))
-    if budget.opts.strategy == "elements":
-        # As the children were cut: a heading-only section belongs to the next one.
+    opts = budget.opts
+    starts = heading_at_most(opts.section_level)
+    units = list(iter_units(elements, starts, include_furniture=opts.include_furniture))
+    if fold:
         units = fold_heading_only_sections(units)
     by_group: dict[int, list[Unit]] = {}
     for unit in units:
@@ -71,7 +82,8 @@ def _parent(units: list[Unit], group: int, budget: Budget) -> Rendered:
             for table in run:
                 assert isinstance(table, TableUnit)
                 n = len(table.rows) - table.header_rows
-                blocks.append(render_part(TablePart(table, 0, n, True, True), "markdown")[0])
+                whole = TablePart(table, 0, n, True, True)
+                blocks.append(budget.tables.render_part(whole, "markdown")[0])
                 orders.add(table.element.order)
                 if table.caption is not None and table.caption_order is not None:
                     orders.add(table.caption_order)  # its text opens the table's block

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from chunkweave.chunking.baselines import coalesce
 from chunkweave.chunking.budget import Budget
 from chunkweave.chunking.models import Embed
+from chunkweave.chunking.packing import ProseChunker
 from chunkweave.chunking.split import sentence_spans, split_piece
 from chunkweave.chunking.units import Piece
 
@@ -21,8 +23,8 @@ from chunkweave.chunking.units import Piece
 BATCH = 64
 
 
-def semantic_chunker(embed: Embed):  # noqa: ANN201 - returns a ProseChunker
-    """Build a prose chunker using ``embed``; see :func:`.baselines.baseline_drafts`."""
+def semantic_chunker(embed: Embed) -> ProseChunker:
+    """Build a prose chunker using ``embed`` (chunks coalesced as the baselines' are)."""
 
     def chunk(pieces: list[Piece], budget: Budget) -> Iterator[tuple[Piece, ...]]:
         units = [
@@ -61,12 +63,12 @@ def _pack(units: list[Piece], budget: Budget) -> Iterator[tuple[Piece, ...]]:
         cost = budget.piece_cost(unit)
         limit = budget.soft(current[0].path if current else unit.path)
         if current and used + cost > limit:
-            yield tuple(current)
+            yield coalesce(tuple(current))
             current, used = [], 0
         current.append(unit)
         used += cost
     if current:
-        yield tuple(current)
+        yield coalesce(tuple(current))
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

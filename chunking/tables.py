@@ -9,68 +9,22 @@ Row groups never cut a row. Only a single data row that alone (with the header
 rows and caption) exceeds the hard limit is cut between words, by
 :mod:`chunkweave.chunking.emit`; those fragments share the row's ``table_row_start``/``end``
 and only the first carries the header. Nothing ever exceeds ``max_tokens``.
+
+What is derived from a table (its ID, its lines, their costs, its parts' renderings)
+is derived once per chunking run, by that run's :class:`Tables`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from chunkweave.chunking.budget import Budget
 from chunkweave.chunking.context import context_lines
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import TableFormat
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft, TablePart, TableUnit, Unit
 from chunkweave.parsers.elements import html_rows, markdown_lines, table_text, table_to_markdown
-
-
-def table_id(unit: TableUnit) -> str:
-    """Identity of a table within its document: SHA1 of its cell text (16 hex).
-
-    Content-derived, so it survives edits elsewhere in the document; two identical
-    tables in one document share it (their row ranges and chunk IDs still differ).
-    """
-    memo = unit.memo
-    if memo.table_id is None:
-        memo.table_id = sha1_hex(table_text(unit.rows))[:16]
-    return memo.table_id
-
-
-def iter_tables_drafts(tables: Iterable[Unit], budget: Budget) -> Iterator[Draft]:
-    """Drafts of a run of table units, each table within its hard budget (context included)."""
-    for table in tables:
-        assert isinstance(table, TableUnit)
-        text_budget = budget.hard(table.path, table.caption)
-        yield from iter_table_drafts(table, text_budget, budget.opts.table_format, budget.meter)
-
-
-def iter_table_drafts(
-    unit: TableUnit, budget: int, fmt: TableFormat, meter: Meter
-) -> Iterator[Draft]:
-    """Yield the drafts of one table: whole if it fits ``budget``, else row groups.
-
-    ``budget`` is the token allowance for the chunk text (the caller has already
-    taken off the context line and caption). Yields nothing for a table with no
-    rows.
-    """
-    if not unit.rows:
-        return
-    data_count = len(unit.rows) - unit.header_rows
-    whole = TablePart(unit, 0, data_count, first=True, whole=True)
-    if data_count <= 1 or part_cost(whole, fmt, meter) <= budget:
-        yield Draft(part=whole)
-        return
-    # Each data row is costed as it is rendered in the stored text (exact when the
-    # counter is additive and parts are selections of the lines; else an estimate,
-    # and a piece that turns out too large is halved later).
-    fixed, costs = _line_costs(unit, table_lines(unit, fmt), meter)
-    caption_cost = meter.cost(unit.caption) if unit.caption else 0
-    # First room: data-row tokens a piece can hold (the first piece also holds the caption).
-    rooms = (budget - fixed - caption_cost, budget - fixed)
-    starts = balanced_row_groups(costs, rooms)
-    for start, end in zip(starts, [*starts[1:], data_count], strict=True):
-        yield Draft(part=TablePart(unit, start, end, first=start == 0, whole=False))
 
 
 def balanced_row_groups(costs: Sequence[int], rooms: tuple[int, int]) -> list[int]:
@@ -129,66 +83,9 @@ def split_part(part: TablePart) -> tuple[TablePart, TablePart] | None:
     )
 
 
-def render_part(part: TablePart, fmt: TableFormat) -> tuple[str, str, str]:
-    """``(text, markdown, html)`` of a table part; ``text`` uses ``fmt``.
-
-    The part's rows are the header rows followed by its data rows; ``text`` starts
-    with the caption on its own line in the table's first piece.
-    """
-    markdown = _body(part.table, part.row_start, part.row_end, "markdown")
-    html = _body(part.table, part.row_start, part.row_end, "html")
-    return _with_caption(part, markdown if fmt == "markdown" else html), markdown, html
-
-
-def part_text(part: TablePart, fmt: TableFormat) -> str:
-    """Return ``render_part(part, fmt)[0]``, the part's chunk text, rendering ``fmt`` only."""
-    return _with_caption(part, _body(part.table, part.row_start, part.row_end, fmt))
-
-
 def _with_caption(part: TablePart, body: str) -> str:
     caption = part.table.caption
     return f"{caption}\n{body}" if part.first and caption else body
-
-
-def prefill_tables(units: Iterable[Unit], budget: Budget) -> None:
-    """Count, in one batch, what sizing the tables of ``units`` will cost.
-
-    Each table's lines (see :func:`table_lines`), its whole text when its cost is
-    not the sum of its lines', and its context line with the caption; only a
-    speed-up (see :meth:`chunkweave.chunking.tokens.Meter.prefill`).
-    """
-    fmt = budget.opts.table_format
-    meter = budget.meter
-    texts: list[str] = []
-    for unit in units:
-        if not isinstance(unit, TableUnit) or not unit.rows:
-            continue
-        lines = table_lines(unit, fmt)
-        texts.extend([*lines.head, lines.frame, *lines.data])
-        if not _summable(lines, meter):
-            whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
-            texts.append(part_text(whole, fmt))
-        if unit.caption:
-            texts.append(unit.caption)
-            texts.append("\n".join(context_lines(budget.title, unit.path, unit.caption)))
-    meter.prefill(texts)
-
-
-def _body(unit: TableUnit, row_start: int, row_end: int, fmt: TableFormat) -> str:
-    # Rendered once per (rows, format), as a selection of the whole table's lines
-    # where that is byte-identical to rendering the part's rows alone.
-    key = (row_start, row_end, fmt)
-    renders = unit.memo.renders
-    body = renders.get(key)
-    if body is None:
-        lines = table_lines(unit, fmt)
-        if lines.exact:
-            body = lines.part(row_start, row_end)
-        else:
-            h = unit.header_rows
-            body = table_to_markdown(unit.rows[:h] + unit.rows[h + row_start : h + row_end], h)
-        renders[key] = body
-    return body
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,14 +122,6 @@ class TableLines:
         return "\n".join(lines)
 
 
-def table_lines(unit: TableUnit, fmt: TableFormat) -> TableLines:
-    """Return the whole table's :class:`TableLines` in ``fmt`` (cached on the unit)."""
-    found = unit.memo.lines.get(fmt)
-    if found is None:
-        found = unit.memo.lines[fmt] = _split_lines(unit.rows, unit.header_rows, fmt)
-    return found
-
-
 def _split_lines(
     rows: tuple[tuple[str, ...], ...], header_rows: int, fmt: TableFormat
 ) -> TableLines:
@@ -256,33 +145,165 @@ def _summable(lines: TableLines, meter: Meter) -> bool:
     return lines.exact and lines.fmt == "markdown" and meter.additive
 
 
-def part_cost(part: TablePart, fmt: TableFormat, meter: Meter) -> int:
-    """Tokens of :func:`part_text` (summed from cached line costs when that is exact)."""
-    lines = table_lines(part.table, fmt)
-    if not _summable(lines, meter):
-        return meter.cost(part_text(part, fmt))
-    caption = part.table.caption
-    fixed, costs = _line_costs(part.table, lines, meter)
-    total = meter.cost(caption) if part.first and caption else 0
-    return total + fixed + sum(costs[part.row_start : part.row_end])
+@dataclass(slots=True)
+class _Memo:
+    """What is derived from one table."""
+
+    table_id: str | None = None
+    #: The whole table's lines, by format.
+    lines: dict[TableFormat, TableLines] = field(default_factory=dict)
+    #: Cost of the header and frame lines, and of each data line, by format.
+    line_costs: dict[TableFormat, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
+    #: Rendered bodies by ``(row_start, row_end, format)``: every stage that needs a
+    #: part's text (fit check, costs, chunk fields) renders it only once.
+    renders: dict[tuple[int, int, TableFormat], str] = field(default_factory=dict)
 
 
-def _line_costs(unit: TableUnit, lines: TableLines, meter: Meter) -> tuple[int, tuple[int, ...]]:
-    """Cost of the header and frame lines, and of each data line (cached on the unit).
+class Tables:
+    """The tables of one chunking run: each one's derived values, computed once.
 
-    ``lines`` is ``table_lines(unit, fmt)``; sizing and every part's cost read these.
+    Values are kept by table unit (by identity: a run builds each unit once and
+    hands the same object from stage to stage; the units are kept alive with their
+    values, so an identity is never reused within the run). Costs use ``meter``.
     """
-    found = unit.memo.line_costs.get(lines.fmt)
-    if found is None:
-        fixed = sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
-        found = (fixed, tuple(meter.cost(line) for line in lines.data))
-        unit.memo.line_costs[lines.fmt] = found
-    return found
 
+    def __init__(self, meter: Meter) -> None:
+        """Start a run's tables, costed with ``meter``."""
+        self.meter = meter
+        self._memos: dict[int, tuple[TableUnit, _Memo]] = {}
 
-def prefill_parts(parts: Iterable[TablePart], budget: Budget) -> None:
-    """Count, in one batch, the texts :func:`part_cost` will need for ``parts``."""
-    fmt, meter = budget.opts.table_format, budget.meter
-    meter.prefill(
-        part_text(p, fmt) for p in parts if not _summable(table_lines(p.table, fmt), meter)
-    )
+    def _memo(self, unit: TableUnit) -> _Memo:
+        found = self._memos.get(id(unit))
+        if found is None:
+            found = self._memos[id(unit)] = (unit, _Memo())
+        return found[1]
+
+    def table_id(self, unit: TableUnit) -> str:
+        """Identity of a table within its document: SHA1 of its cell text (16 hex).
+
+        Content-derived, so it survives edits elsewhere in the document; two identical
+        tables in one document share it (their row ranges and chunk IDs still differ).
+        """
+        memo = self._memo(unit)
+        if memo.table_id is None:
+            memo.table_id = sha1_hex(table_text(unit.rows))[:16]
+        return memo.table_id
+
+    def drafts(self, unit: TableUnit, budget: int, fmt: TableFormat) -> Iterator[Draft]:
+        """Yield the drafts of one table: whole if it fits ``budget``, else row groups.
+
+        ``budget`` is the token allowance for the chunk text (the caller has already
+        taken off the context line and caption). Yields nothing for a table with no
+        rows.
+        """
+        if not unit.rows:
+            return
+        meter = self.meter
+        data_count = len(unit.rows) - unit.header_rows
+        whole = TablePart(unit, 0, data_count, first=True, whole=True)
+        if data_count <= 1 or self.part_cost(whole, fmt) <= budget:
+            yield Draft(part=whole)
+            return
+        # Each data row is costed as it is rendered in the stored text (exact when the
+        # counter is additive and parts are selections of the lines; else an estimate,
+        # and a piece that turns out too large is halved later).
+        fixed, costs = self._line_costs(unit, self.lines(unit, fmt))
+        caption_cost = meter.cost(unit.caption) if unit.caption else 0
+        # First room: data-row tokens a piece can hold (the first piece also holds the caption).
+        rooms = (budget - fixed - caption_cost, budget - fixed)
+        starts = balanced_row_groups(costs, rooms)
+        for start, end in zip(starts, [*starts[1:], data_count], strict=True):
+            yield Draft(part=TablePart(unit, start, end, first=start == 0, whole=False))
+
+    def render_part(self, part: TablePart, fmt: TableFormat) -> tuple[str, str, str]:
+        """``(text, markdown, html)`` of a table part; ``text`` uses ``fmt``.
+
+        The part's rows are the header rows followed by its data rows; ``text`` starts
+        with the caption on its own line in the table's first piece.
+        """
+        markdown = self.body(part.table, part.row_start, part.row_end, "markdown")
+        html = self.body(part.table, part.row_start, part.row_end, "html")
+        return _with_caption(part, markdown if fmt == "markdown" else html), markdown, html
+
+    def part_text(self, part: TablePart, fmt: TableFormat) -> str:
+        """Return ``render_part(part, fmt)[0]``, the part's chunk text, rendering ``fmt`` only."""
+        return _with_caption(part, self.body(part.table, part.row_start, part.row_end, fmt))
+
+    def body(self, unit: TableUnit, row_start: int, row_end: int, fmt: TableFormat) -> str:
+        """Return the rendering of data rows ``[row_start, row_end)`` under the header rows."""
+        # Rendered once per (rows, format), as a selection of the whole table's lines
+        # where that is byte-identical to rendering the part's rows alone.
+        key = (row_start, row_end, fmt)
+        renders = self._memo(unit).renders
+        body = renders.get(key)
+        if body is None:
+            lines = self.lines(unit, fmt)
+            if lines.exact:
+                body = lines.part(row_start, row_end)
+            else:
+                h = unit.header_rows
+                body = table_to_markdown(unit.rows[:h] + unit.rows[h + row_start : h + row_end], h)
+            renders[key] = body
+        return body
+
+    def lines(self, unit: TableUnit, fmt: TableFormat) -> TableLines:
+        """Return the whole table's :class:`TableLines` in ``fmt``."""
+        memo = self._memo(unit)
+        found = memo.lines.get(fmt)
+        if found is None:
+            found = memo.lines[fmt] = _split_lines(unit.rows, unit.header_rows, fmt)
+        return found
+
+    def part_cost(self, part: TablePart, fmt: TableFormat) -> int:
+        """Tokens of :meth:`part_text` (summed from cached line costs when that is exact)."""
+        meter = self.meter
+        lines = self.lines(part.table, fmt)
+        if not _summable(lines, meter):
+            return meter.cost(self.part_text(part, fmt))
+        caption = part.table.caption
+        fixed, costs = self._line_costs(part.table, lines)
+        total = meter.cost(caption) if part.first and caption else 0
+        return total + fixed + sum(costs[part.row_start : part.row_end])
+
+    def _line_costs(self, unit: TableUnit, lines: TableLines) -> tuple[int, tuple[int, ...]]:
+        """Cost of the header and frame lines, and of each data line.
+
+        ``lines`` is ``self.lines(unit, fmt)``; sizing and every part's cost read these.
+        """
+        memo = self._memo(unit)
+        found = memo.line_costs.get(lines.fmt)
+        if found is None:
+            meter = self.meter
+            fixed = sum(meter.cost(line) for line in lines.head) + meter.cost(lines.frame)
+            found = (fixed, tuple(meter.cost(line) for line in lines.data))
+            memo.line_costs[lines.fmt] = found
+        return found
+
+    def prefill(self, units: Iterable[Unit], fmt: TableFormat, title: str | None) -> None:
+        """Count, in one batch, what sizing the tables of ``units`` will cost.
+
+        Each table's lines (see :meth:`lines`), its whole text when its cost is not
+        the sum of its lines', and its context line (document ``title``) with the
+        caption; only a speed-up (see :meth:`chunkweave.chunking.tokens.Meter.prefill`).
+        """
+        meter = self.meter
+        texts: list[str] = []
+        for unit in units:
+            if not isinstance(unit, TableUnit) or not unit.rows:
+                continue
+            lines = self.lines(unit, fmt)
+            texts.extend([*lines.head, lines.frame, *lines.data])
+            if not _summable(lines, meter):
+                whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
+                texts.append(self.part_text(whole, fmt))
+            if unit.caption:
+                texts.append(unit.caption)
+                texts.append("\n".join(context_lines(title, unit.path, unit.caption)))
+        meter.prefill(texts)
+
+    def prefill_parts(self, parts: Iterable[TablePart], fmt: TableFormat) -> None:
+        """Count, in one batch, the texts :meth:`part_cost` will need for ``parts``."""
+        meter = self.meter
+        meter.prefill(
+            self.part_text(p, fmt) for p in parts if not _summable(self.lines(p.table, fmt), meter)
+        )

@@ -9,20 +9,19 @@
 and navigation furniture (contents/index entries, see :mod:`chunkweave.chunking.navigation`)
 unless asked not to, drops empty elements, attaches captions to their tables and
 assigns each unit the index of the section it belongs to.
+:func:`fold_heading_only_sections` is the second stage of the strategies that fold.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
 
-from chunkweave.chunking.models import ChunkOptions, TableFormat
+from chunkweave.chunking.boundaries import IsBoundary
 from chunkweave.chunking.navigation import navigation_orders
 from chunkweave.parsers.elements import FURNITURE_TYPES, HEADING_TYPES, Element
-
-if TYPE_CHECKING:
-    from chunkweave.chunking.tables import TableLines
 
 PieceKind = Literal[
     "heading", "text", "list_item", "code", "formula", "figure", "caption", "footnote", "furniture"
@@ -76,20 +75,6 @@ class Piece(NamedTuple):
         return self.start == _lead(self.source) and self.end == _trail(self.source)
 
 
-@dataclass(slots=True)
-class TableMemo:
-    """What :mod:`chunkweave.chunking.tables` derives from one table, once per run."""
-
-    table_id: str | None = None
-    #: The whole table's lines, by format.
-    lines: dict[TableFormat, TableLines] = field(default_factory=dict)
-    #: Cost of the header and frame lines, and of each data line, by format.
-    line_costs: dict[TableFormat, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
-    #: Rendered bodies by ``(row_start, row_end, format)``: every stage that needs a
-    #: part's text (fit check, costs, chunk fields) renders it only once.
-    renders: dict[tuple[int, int, TableFormat], str] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class TableUnit:
     """A table element: its rows, header row count and linked caption."""
@@ -101,7 +86,6 @@ class TableUnit:
     caption_order: int | None
     path: tuple[str, ...]
     section: int
-    memo: TableMemo = field(default_factory=TableMemo, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,26 +115,28 @@ MAX_TITLE_WORDS = 20
 MAX_TITLE_CHARS = 120
 
 
-def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit]:
+def iter_units(
+    elements: Iterable[Element], starts_section: IsBoundary, *, include_furniture: bool
+) -> Iterator[Unit]:
     """Yield the document's chunkable units in reading order.
 
-    A section starts at every title and at every heading of level <=
-    ``opts.section_level``; units carry the running section index. Captions linked
-    (``ref``) to a table travel inside its :class:`TableUnit` instead of as prose.
+    A section starts at every element ``starts_section`` is true of (see
+    :mod:`chunkweave.chunking.boundaries`); units carry the running section index.
+    Captions linked (``ref``) to a table travel inside its :class:`TableUnit` instead
+    of as prose. Furniture is dropped unless ``include_furniture``.
     """
     items = list(elements)
-    if not opts.include_furniture:
+    if not include_furniture:
         navigation = navigation_orders(items)
         items = [e for e in items if e.type not in FURNITURE_TYPES and e.order not in navigation]
     captions = table_captions(items)
     attached = {c.order for c in captions.values()}
     section = 0
-    level = opts.section_level
     for el in items:
         if attached and el.order in attached:
             continue
         kind = el.type
-        if (kind == "heading" and (el.level or 1) <= level) or kind == "title":
+        if starts_section(el):
             section += 1
         if kind == "table":
             yield _table_unit(el, captions.get(el.order), section)
@@ -168,6 +154,40 @@ def iter_units(elements: Iterable[Element], opts: ChunkOptions) -> Iterator[Unit
         yield Piece(
             text, start, start + len(trimmed), _KIND_BY_TYPE[kind], el.order, el.page, path, section
         )
+
+
+def fold_heading_only_sections(units: list[Unit]) -> list[Unit]:
+    """Move each section that holds only headings into the section right after it.
+
+    A chapter heading followed directly by its first subsection ("1 Intro", then
+    "1.1 Scope" and its text) is not a chunk of its own: it is packed with the
+    subsection's text (as its opening lines), so the packing accounts for it
+    instead of leaving a heading-only chunk when the subsection fills a chunk
+    alone. Only into a section of its own subtree (the next section's heading path
+    extends the folded heading's), and only when that section opens with prose.
+    """
+    out: list[Unit] = []
+    groups: list[list[Unit]] = [
+        list(g) for _, g in itertools.groupby(units, key=lambda u: u.section)
+    ]
+    carried: list[Unit] = []
+    for index, group in enumerate(groups):
+        section = group[0].section
+        moved: list[Unit] = [p._replace(section=section) for p in carried if isinstance(p, Piece)]
+        group = moved + group
+        carried = []
+        nxt = groups[index + 1][0] if index + 1 < len(groups) else None
+        last = group[-1]
+        if (
+            isinstance(nxt, Piece)
+            and isinstance(last, Piece)
+            and all(isinstance(u, Piece) and u.kind == "heading" for u in group)
+            and nxt.path[: len(last.path)] == last.path
+        ):
+            carried = group
+            continue
+        out.extend(group)
+    return out
 
 
 def table_captions(items: list[Element]) -> dict[int, Element]:

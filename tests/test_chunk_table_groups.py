@@ -111,7 +111,8 @@ _cell = st.text(alphabet=st.sampled_from("ab |\n\t<>&\"'x1"), max_size=6)
 )
 def test_table_parts_render_like_their_rows_alone(width: int, header_rows: int, data) -> None:
     """A part cut from the whole table's rendering equals rendering the part's rows."""
-    from chunkweave.chunking.tables import _body
+    from chunkweave.chunking.tables import Tables
+    from chunkweave.chunking.tokens import Meter
     from chunkweave.chunking.units import TableUnit
     from chunkweave.parsers.elements import table_to_html, table_to_markdown
 
@@ -136,9 +137,10 @@ def test_table_parts_render_like_their_rows_alone(width: int, header_rows: int, 
     start = data.draw(st.integers(0, count - 1))
     end = data.draw(st.integers(start + 1, count))
     part_rows = rows[:header_rows] + rows[header_rows + start : header_rows + end]
-    _body(unit, 0, count, "markdown")  # the whole table first, as chunking does
-    assert _body(unit, start, end, "markdown") == table_to_markdown(part_rows, header_rows)
-    assert _body(unit, start, end, "html") == table_to_html(part_rows, header_rows)
+    tables = Tables(Meter(ApproxTokenCounter()))
+    tables.body(unit, 0, count, "markdown")  # the whole table first, as chunking does
+    assert tables.body(unit, start, end, "markdown") == table_to_markdown(part_rows, header_rows)
+    assert tables.body(unit, start, end, "html") == table_to_html(part_rows, header_rows)
 
 
 def test_row_groups_are_sized_on_the_stored_rendering() -> None:

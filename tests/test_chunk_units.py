@@ -6,10 +6,10 @@ import pytest
 from pydantic import ValidationError
 
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
+from chunkweave.chunking.boundaries import auto_heading_level
 from chunkweave.chunking.context import build_embed_text
 from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.ids import assign_ids, chunk_id, content_key
-from chunkweave.chunking.sections import auto_heading_level
 from chunkweave.chunking.split import sentence_spans
 from tests.chunk_helpers import el, make_doc, norm, words
 
