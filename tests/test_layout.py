@@ -103,19 +103,6 @@ TYPE_CHECKING_GRAPH = {
     name: _imports(name, path, type_checking=True) for name, path in MODULES.items()
 }
 
-#: TYPE_CHECKING cycles outside chunking/ that another branch of issue 22 is
-#: removing; each is allowed only as exactly this set of modules. Remove the
-#: entry once that branch is merged.
-KNOWN_TYPE_CHECKING_CYCLES: set[frozenset[str]] = {
-    frozenset(
-        {
-            "chunkweave.storage.ingest",
-            "chunkweave.storage.protocols",
-            "chunkweave.storage.weaviate_store",
-        }
-    ),
-}
-
 
 def _layer(module: str) -> int | None:
     parts = module.split(".")
@@ -197,9 +184,7 @@ def test_import_graph_has_no_cycle():
 
 
 def test_import_graph_with_type_checking_imports_has_no_cycle():
-    cycles = _cycles(TYPE_CHECKING_GRAPH)
-    assert [c for c in cycles if frozenset(c) not in KNOWN_TYPE_CHECKING_CYCLES] == []
-    assert [c for c in cycles if any(m.startswith("chunkweave.chunking.") for m in c)] == []
+    assert _cycles(TYPE_CHECKING_GRAPH) == []
 
 
 def test_layers_import_one_way():
