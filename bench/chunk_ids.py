@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from chunkweave.chunking import ChunkOptions, chunk_document, resolve_options
+from chunkweave.chunking.models import TokenCounter
 from chunkweave.parsers import parse_document
 from chunkweave.parsers.errors import ParseError
 from chunkweave.storage.config import EmbedderConfig
@@ -31,14 +32,20 @@ def _digest(payload: object) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
-def document_record(path: Path, embedder, max_tokens: int) -> dict[str, object]:
-    """Return the chunk IDs and digests of one document (or its parse error)."""
+def document_record(
+    path: Path, key: str, embedder: TokenCounter, max_tokens: int
+) -> dict[str, object]:
+    """Return the chunk IDs and digests of one document (or its parse error).
+
+    The chunks name the document by ``key`` (its path below the shared folder), so the
+    records do not depend on where the corpus sits.
+    """
     try:
         doc = parse_document(path)
     except ParseError as err:
         return {"error": f"{type(err).__name__}: {err.reason}"}
     opts = resolve_options(ChunkOptions(), max_tokens)
-    chunks = chunk_document(doc, opts, embedder, doc_id=path.name)
+    chunks = chunk_document(doc, opts, embedder, doc_id=path.name, source=key)
     return {
         "elements": _digest([e.model_dump(mode="json") for e in doc.elements]),
         "chunks": _digest([c.model_dump(mode="json") for c in chunks]),
@@ -61,7 +68,7 @@ def main() -> int:
     for i, path in enumerate(files, 1):
         start = time.perf_counter()
         key = str(path.relative_to(args.shared))
-        records[key] = document_record(path, embedder, embedder.max_tokens)
+        records[key] = document_record(path, key, embedder, embedder.max_tokens)
         print(f"[{i}/{len(files)}] {key} {time.perf_counter() - start:.1f}s", file=sys.stderr)
     if args.out:
         args.out.write_text(json.dumps(records, indent=1, sort_keys=True))
