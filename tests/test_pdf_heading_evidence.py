@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_heading_filters import (
+from chunkweave.parsers.pdf.headings.filters import (
     is_date,
     is_name_list,
     is_toc_entry,
     plausible_heading_text,
 )
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.headings.model import (
     HeadingModel,
     OutlineIndex,
     demote_figure_labels,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import pymupdf
 
 from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf_spaced import mostly_vertical, sideways_tables
-from chunkweave.parsers.pdf_text import BBox, clean_text
+from chunkweave.parsers.pdf.tables.spaced import mostly_vertical, sideways_tables
+from chunkweave.parsers.pdf.text import BBox, clean_text
 
 #: A table whose cells average more characters than this is a text box.
 MAX_MEAN_CELL_CHARS = 160
@@ -123,7 +123,7 @@ def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
 
     On a page set sideways (a landscape table turned on a portrait page) the grid
     comes out transposed, its rows the table's columns; where the page read in its
-    text's frame (``chunkweave.parsers.pdf_spaced.sideways_tables``) yields a
+    text's frame (``chunkweave.parsers.pdf.tables.spaced.sideways_tables``) yields a
     table, the grid is left to it.
     """
     tables = _extract(

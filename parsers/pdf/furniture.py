@@ -41,8 +41,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from chunkweave.parsers.pdf_headings import OutlineIndex, keys_match, match_key
-from chunkweave.parsers.pdf_text import Line
+from chunkweave.parsers.pdf.headings.model import OutlineIndex, keys_match, match_key
+from chunkweave.parsers.pdf.text import Line
 
 Band = Literal["top", "bottom"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from chunkweave.parsers.pdf_text import BBox, Line
+from chunkweave.parsers.pdf.text import BBox, Line
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ unit is then typed:
   of its marker relative to the enclosing items;
 - ``footnote``: small text at the bottom of the page that starts with a marker;
 - ``title`` / ``heading``: short units accepted by the document's
-  :class:`~chunkweave.parsers.pdf_headings.HeadingModel`;
+  :class:`~chunkweave.parsers.pdf.headings.model.HeadingModel`;
 - ``paragraph`` otherwise, lines joined with de-hyphenation.
 
 A layout-model class, when given, overrides the guess for the classes the model
@@ -26,15 +26,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from chunkweave.parsers.elements import Element, ElementType
-from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
+from chunkweave.parsers.pdf.headings.model import (
     HeadingModel,
     OutlineIndex,
     numbering_depth,
     numbering_scheme,
 )
-from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
-from chunkweave.parsers.pdf_text import BBox, Line, join_lines
+from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
+from chunkweave.parsers.pdf.text import BBox, Line, join_lines
 
 _BULLETS = "•◦▪▫‣∙·●○■□►▶➢✓✔❖–—-*\ufffd\uf0b7\uf0a7\uf0d8\uf076\uf0fc"
 _BULLET = re.compile(rf"^[{re.escape(_BULLETS)}](?:\s+|(?=[A-Za-z(]))")

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from chunkweave.parsers.pdf_furniture import FurnitureModel
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.furniture import FurnitureModel
+from chunkweave.parsers.pdf.headings.model import (
     HeadingModel,
     OutlineIndex,
     Style,
@@ -30,7 +30,7 @@ from chunkweave.parsers.pdf_headings import (
     scheme_levels,
     uses_nested_schemes,
 )
-from chunkweave.parsers.pdf_text import Line, extract_lines, join_lines
+from chunkweave.parsers.pdf.text import Line, extract_lines, join_lines
 
 #: Pages sampled for the profile of a long document.
 SAMPLE_PAGES = 64
@@ -124,7 +124,7 @@ def sample_document(
 
     ``keep`` holds 0-based page numbers (the range about to be parsed); the
     returned dict maps each sampled page among them to its extracted lines, which
-    are exactly what :func:`~chunkweave.parsers.pdf_text.extract_lines` returns for it.
+    are exactly what :func:`~chunkweave.parsers.pdf.text.extract_lines` returns for it.
     """
     toc = doc.get_toc(simple=True)
     # One or two bookmarks (a paper's title) say nothing about section structure.

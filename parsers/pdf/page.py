@@ -3,14 +3,15 @@
 Two routes share every classifier:
 
 - heuristic: MuPDF blocks as regions, reading order from gutter detection
-  (``chunkweave.parsers.pdf_order``);
+  (``chunkweave.parsers.pdf.order``);
 - model: the pymupdf-layout boxes as regions (with their classes as hints) in the
   model's reading order.
 
 Tables come first on both routes: ruled tables (``find_tables``) on pages with
-rule evidence, contents and index pages from dot leaders (``chunkweave.parsers.pdf_leaders``),
-unruled ones from aligned text (``chunkweave.parsers.pdf_grid``, three or more columns;
-``chunkweave.parsers.pdf_pairs``, key/value pairs); the model
+rule evidence, contents and index pages from dot leaders
+(``chunkweave.parsers.pdf.tables.leaders``), unruled ones from aligned text
+(``chunkweave.parsers.pdf.tables.grid``, three or more columns;
+``chunkweave.parsers.pdf.tables.pairs``, key/value pairs); the model
 route adds tables the model saw that neither found.
 
 In ``auto`` mode a page goes to the (geometry-only) layout model when it is
@@ -20,7 +21,7 @@ lines, made before anything is classified. :attr:`PageResult.route` and
 :attr:`PageResult.reason` record the decision.
 
 On a document with an outline the model's headings are reconciled with it in
-:func:`chunkweave.parsers.pdf_blocks.classify_region` (through
+:func:`chunkweave.parsers.pdf.blocks.classify_region` (through
 ``HeadingModel.resolve``): a unit the outline lists takes the outline's level
 whatever the model says, and a model heading the outline lacks is kept only
 with a display size or numbering (``HeadingModel.may_be_unlisted``), at the
@@ -37,29 +38,29 @@ from typing import Literal
 import pymupdf
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_blocks import (
+from chunkweave.parsers.pdf.blocks import (
     PageContext,
     TextRegion,
     classify_region,
     is_bulleted,
     split_units,
 )
-from chunkweave.parsers.pdf_grid import aligned_grid, find_grid_tables
-from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
+from chunkweave.parsers.pdf.headings.model import (
     HeadingModel,
     demote_figure_labels,
     demote_label_runs,
 )
-from chunkweave.parsers.pdf_leaders import find_leader_tables
-from chunkweave.parsers.pdf_model import LayoutBox, assign_lines, layout_boxes
-from chunkweave.parsers.pdf_ocr import looks_scanned, ocr_page, tessdata_dir
-from chunkweave.parsers.pdf_order import column_count, reading_order
-from chunkweave.parsers.pdf_pairs import find_pair_tables
-from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, PdfProfile
-from chunkweave.parsers.pdf_spaced import find_spaced_tables
-from chunkweave.parsers.pdf_tables import find_ruled_tables, find_text_tables, has_table_rules
-from chunkweave.parsers.pdf_text import BBox, Line, extract_lines
+from chunkweave.parsers.pdf.model import LayoutBox, assign_lines, layout_boxes
+from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir
+from chunkweave.parsers.pdf.order import column_count, reading_order
+from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, PdfProfile
+from chunkweave.parsers.pdf.tables.grid import aligned_grid, find_grid_tables
+from chunkweave.parsers.pdf.tables.leaders import find_leader_tables
+from chunkweave.parsers.pdf.tables.pairs import find_pair_tables
+from chunkweave.parsers.pdf.tables.ruled import find_ruled_tables, find_text_tables, has_table_rules
+from chunkweave.parsers.pdf.tables.spaced import find_spaced_tables
+from chunkweave.parsers.pdf.text import BBox, Line, extract_lines
 
 Route = Literal["heuristic", "model", "auto"]
 

@@ -20,7 +20,7 @@ It is cheap (pure Python over lines already extracted) and conservative: fewer
 than ``MIN_ROWS`` multi-piece rows or ``MIN_COLS`` columns yield nothing, and a
 panel drawn with characters (``|``, ``+-----+``: :func:`drawn_in_text`) is no
 table. Tables of figures whose columns the visual lines hide are
-``chunkweave.parsers.pdf_spaced``'s.
+``chunkweave.parsers.pdf.tables.spaced``'s.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf_text import BBox, Line
+from chunkweave.parsers.pdf.text import BBox, Line
 
 MIN_ROWS = 3
 MIN_COLS = 3

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf_text import BBox, Line
+from chunkweave.parsers.pdf.text import BBox, Line
 
 #: Fewest entries a table of contents or index column must have.
 MIN_ENTRIES = 3

@@ -1,7 +1,7 @@
 """Heading levels for PDFs: outline (bookmarks), numbering patterns, font styles.
 
 Levels come from a document-wide :class:`HeadingModel` (built by
-``chunkweave.parsers.pdf_profile``) so that a page range parsed on its own gets the same
+``chunkweave.parsers.pdf.profile``) so that a page range parsed on its own gets the same
 levels as the whole document. Evidence, strongest first:
 
 1. The PDF outline: a short text unit whose normalised text matches an outline
@@ -26,7 +26,7 @@ levels as the whole document. Evidence, strongest first:
    a label, table header or message code. Other styles are not trusted.
 
 Evidence against, applied after the outline check: the text of a unit
-(``chunkweave.parsers.pdf_heading_filters``: table-of-contents entries, dates, author
+(``chunkweave.parsers.pdf.headings.filters``: table-of-contents entries, dates, author
 lines, labels ending in a colon) and, per page, its neighbours
 (:func:`demote_label_runs`, :func:`demote_figure_labels`).
 """
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_heading_filters import is_toc_entry, plausible_heading_text
+from chunkweave.parsers.pdf.headings.filters import is_toc_entry, plausible_heading_text
 
 Style = tuple[float, bool]
 HeadingKind = Literal["title", "heading"]

@@ -2,11 +2,11 @@
 
 Statistical tables, survey reports, manuals and terminal listings print columns
 apart by a few points of white space, by dot leaders, or by runs of spaces in a
-monospaced font. Visual lines (``chunkweave.parsers.pdf_text``) join pieces closer
+monospaced font. Visual lines (``chunkweave.parsers.pdf.text``) join pieces closer
 than a few em, so such a row arrives as one line ("Maine 13,278 13,077 12,950 ...")
-and neither the grid detector (``chunkweave.parsers.pdf_grid``, which needs its
+and neither the grid detector (``chunkweave.parsers.pdf.tables.grid``, which needs its
 columns as separate lines, left-aligned) nor the key/value detector
-(``chunkweave.parsers.pdf_pairs``) sees the columns. This module:
+(``chunkweave.parsers.pdf.tables.pairs``) sees the columns. This module:
 
 1. tells cheaply, from the lines alone, whether a page may hide such a table
    (:func:`hides_columns`): ``MIN_ROWS`` lines that hold three or more numbers, a
@@ -47,7 +47,7 @@ columns as separate lines, left-aligned) nor the key/value detector
 
 Cells spanning several columns keep their text in the first one. Leader dots and
 rule rows are not cells. Panels drawn with ``|`` and ``+---+`` are not tables
-(``pdf_grid.drawn_in_text``).
+(``grid.drawn_in_text``).
 """
 
 from __future__ import annotations
@@ -60,14 +60,14 @@ from collections.abc import Callable, Sequence
 import pymupdf
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_grid import (
+from chunkweave.parsers.pdf.tables.grid import (
     aligned_grid,
     drawn_in_text,
     find_grid_tables,
     table_from_lines,
     visual_rows,
 )
-from chunkweave.parsers.pdf_text import TEXT_FLAGS, BBox, Line, clean_text
+from chunkweave.parsers.pdf.text import TEXT_FLAGS, BBox, Line, clean_text
 
 MIN_ROWS = 3
 MIN_COLS = 3

@@ -1,0 +1,1 @@
+"""Heading levels for PDFs (see :mod:`.model`)."""

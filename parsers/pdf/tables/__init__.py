@@ -1,0 +1,1 @@
+"""Table detectors for PDF pages."""
