@@ -43,6 +43,7 @@ from typing import Literal
 
 from chunkweave.parsers.pdf.headings.model import OutlineIndex, keys_match, match_key
 from chunkweave.parsers.pdf.text import Line
+from chunkweave.parsers.pdf.typography import SAME_ROW_OVERLAP, is_short_line, same_row, set_close
 
 Band = Literal["top", "bottom"]
 
@@ -120,8 +121,8 @@ def stacked_row(lines: Sequence[Line], page_height: float) -> list[int]:
 
     A header set in two or more rows ("Exhibit 3 (continued)" over the exhibit's
     title) runs below the ``MAX_BAND_LINES`` candidates. The next row counts when
-    it lies in the top band and is set close under the row above it (a gap of at
-    most ``0.8`` times its height, as lines of one block are); empty otherwise.
+    it lies in the top band and is set close under the row above it, as lines of
+    one block are (:func:`~chunkweave.parsers.pdf.typography.set_close`); empty otherwise.
     """
     order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
     taken = set(_with_row_mates(lines, order[:MAX_BAND_LINES], order))
@@ -135,7 +136,7 @@ def stacked_row(lines: Sequence[Line], page_height: float) -> list[int]:
         gap = top - max(lines[i].bbox[3] for i in prev)
         height = max(lines[i].height for i in row)
         in_band = all(lines[i].bbox[3] <= TOP_BAND * page_height for i in row)
-        return row if in_band and gap <= 0.8 * height else []
+        return row if in_band and set_close(gap, height) else []
     return []
 
 
@@ -145,7 +146,7 @@ def _rows(lines: Sequence[Line], order: list[int]) -> list[list[int]]:
     bottom = -1e9
     for i in order:
         y0, y1 = lines[i].bbox[1], lines[i].bbox[3]
-        if rows and bottom - y0 >= 0.5 * (y1 - y0):
+        if rows and bottom - y0 >= SAME_ROW_OVERLAP * (y1 - y0):
             rows[-1].append(i)
             bottom = max(bottom, y1)
         else:
@@ -156,13 +157,12 @@ def _rows(lines: Sequence[Line], order: list[int]) -> list[list[int]]:
 
 def _with_row_mates(lines: Sequence[Line], picked: list[int], order: list[int]) -> list[int]:
     """Return ``picked`` plus the lines overlapping one of them vertically by half, in order."""
-
-    def same_row(i: int, j: int) -> bool:
-        a, b = lines[i].bbox, lines[j].bbox
-        return min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
-
     chosen = set(picked)
-    return [i for i in order if i in chosen or any(same_row(i, j) for j in picked)]
+    return [
+        i
+        for i in order
+        if i in chosen or any(same_row(lines[i].bbox, lines[j].bbox) for j in picked)
+    ]
 
 
 class FurnitureModel:
@@ -291,7 +291,7 @@ class FurnitureModel:
         if not any(band == "top" and lines[j].bbox[3] <= top + 0.5 for j, band in found.items()):
             return []  # the rows above it are not header furniture
         line = lines[row[0]]
-        if len(line.text) > 90 or line.size > SLOT_MAX_SIZE * body_size:
+        if not is_short_line(line.text) or line.size > SLOT_MAX_SIZE * body_size:
             return []
         if page - 1 not in self._stacked.get(signature(line.text), ()):
             return []
@@ -302,7 +302,7 @@ class FurnitureModel:
 
     def _in_header_slot(self, line: Line, lines: Sequence[Line], body_size: float) -> bool:
         """Return True for a short body-size line, set apart, in a running-header slot."""
-        if len(line.text) > 90 or line.size > SLOT_MAX_SIZE * body_size:
+        if not is_short_line(line.text) or line.size > SLOT_MAX_SIZE * body_size:
             return False
         slots = self.header_slots()
         slot = _slot(line)
@@ -381,7 +381,7 @@ def _set_apart(line: Line, lines: Sequence[Line], band: Band) -> bool:
     if len(line.text) > 120:
         return False
     inner, outer = _gaps(line, lines, band)
-    return not outer and (not inner or min(inner) > 0.8 * line.height)
+    return not outer and _clear_of(inner, line)
 
 
 def _gaps(line: Line, lines: Sequence[Line], band: Band) -> tuple[list[float], list[Line]]:
@@ -400,13 +400,18 @@ def _gaps(line: Line, lines: Sequence[Line], band: Band) -> tuple[list[float], l
 
 
 def _lone_small_header(line: Line, lines: Sequence[Line], body_size: float, top: float) -> bool:
-    if len(line.text) > 90 or line.size >= 0.95 * body_size:
+    if not is_short_line(line.text) or line.size >= 0.95 * body_size:
         return False
     # Must be the first thing on the page and clearly separated from what follows.
     if line.bbox[1] > top + line.height:
         return False
     inner, _ = _gaps(line, lines, "top")
-    return not inner or min(inner) > 0.8 * line.height
+    return _clear_of(inner, line)
+
+
+def _clear_of(gaps: list[float], line: Line) -> bool:
+    """Return True when no gap to the text on the page side sets ``line`` close to it."""
+    return not gaps or not set_close(min(gaps), line.height)
 
 
 def _listed_titles(

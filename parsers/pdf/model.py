@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from chunkweave.parsers.pdf.text import BBox, Line
+from chunkweave.parsers.pdf.geometry import BBox, overlap_share
+from chunkweave.parsers.pdf.text import Line
 
 
 @dataclass(frozen=True)
@@ -84,14 +85,10 @@ def assign_lines(lines: Sequence[Line], boxes: Sequence[LayoutBox]) -> list[int 
     """Index of the box holding most of each line (None when no box holds half of it)."""
     out: list[int | None] = []
     for ln in lines:
-        x0, y0, x1, y1 = ln.bbox
-        area = max((x1 - x0) * (y1 - y0), 1e-6)
         best, best_share = None, 0.5
         for i, box in enumerate(boxes):
-            bx0, by0, bx1, by1 = box.bbox
-            w = min(x1, bx1) - max(x0, bx0)
-            h = min(y1, by1) - max(y0, by0)
-            if w > 0 and h > 0 and w * h / area > best_share:
-                best, best_share = i, w * h / area
+            share = overlap_share(ln.bbox, box.bbox)
+            if share > best_share:
+                best, best_share = i, share
         out.append(best)
     return out

@@ -45,6 +45,7 @@ from chunkweave.parsers.pdf.blocks import (
     is_bulleted,
     split_units,
 )
+from chunkweave.parsers.pdf.geometry import BBox, boxes_of, inside_any, outside, overlap_share
 from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
 from chunkweave.parsers.pdf.headings.model import (
     HeadingModel,
@@ -60,7 +61,13 @@ from chunkweave.parsers.pdf.tables.leaders import find_leader_tables
 from chunkweave.parsers.pdf.tables.pairs import find_pair_tables
 from chunkweave.parsers.pdf.tables.ruled import find_ruled_tables, find_text_tables, has_table_rules
 from chunkweave.parsers.pdf.tables.spaced import find_spaced_tables
-from chunkweave.parsers.pdf.text import BBox, Line, extract_lines
+from chunkweave.parsers.pdf.text import Line, extract_lines
+from chunkweave.parsers.pdf.typography import (
+    BODY_SIZE_TOLERANCE,
+    is_body_size,
+    is_display_size,
+    same_row,
+)
 
 Route = Literal["heuristic", "model", "auto"]
 
@@ -71,12 +78,7 @@ MIN_FIGURE_SHARE = 0.02
 #: hold one section title per page, and the check is strict enough that ordinary
 #: prose pages have none.
 MIN_UNSURE_LINES = 1
-#: An unsure heading is set in the body size, within this many points.
-UNSURE_SIZE_TOLERANCE = 0.5
-#: A line at least this many times the body size is set apart by its size alone
-#: (the profile's display ratio for heading styles).
-UNSURE_DISPLAY_RATIO = 1.12
-#: ... and is no longer than this share of the longest body line on the page: a
+#: An unsure heading is no longer than this share of the longest body line on the page: a
 #: full-width bold line is emphasised prose, not a title.
 UNSURE_MAX_WIDTH_SHARE = 0.7
 #: ... and stands apart: the vertical gap to the text above or below it is at
@@ -127,7 +129,7 @@ def page_is_complex(page: pymupdf.Page, lines: list[Line], unexplained_rules: bo
     for info in page.get_image_info():
         r = pymupdf.Rect(info["bbox"]) & page.rect
         if MIN_FIGURE_SHARE <= abs(r) / area <= 0.9:
-            inside = sum(1 for ln in lines if _inside_any(ln.bbox, [tuple(r)]))
+            inside = sum(1 for ln in lines if inside_any(ln.bbox, [tuple(r)]))
             if inside >= 3:
                 return True
     return False
@@ -138,8 +140,8 @@ def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
 
     The heuristics make a body-size line a heading only through the outline or a
     heading style learnt from the profile. Without a trusted outline, a line that
-    is wholly bold at the body size (:data:`UNSURE_SIZE_TOLERANCE`) or set in a display
-    size (:data:`UNSURE_DISPLAY_RATIO`) in a style the profile did not learn, alone
+    is wholly bold at the body size or set in a display size
+    (:mod:`~chunkweave.parsers.pdf.typography`) in a style the profile did not learn, alone
     in its paragraph unit, clearly shorter than the page's body lines
     (:data:`UNSURE_MAX_WIDTH_SHARE`), set apart by space above or below
     (:data:`UNSURE_MIN_GAP`), shaped like a title (no sentence or label
@@ -167,7 +169,7 @@ def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
         nxt = lines[i + 1] if i + 1 < len(lines) else None
         if not _alone(ln, prev, nxt, body):
             continue
-        if any(o is not ln and _same_row(ln, o) for o in lines):
+        if any(o is not ln and same_row(ln.bbox, o.bbox) for o in lines):
             continue
         out.append(ln)
     return out
@@ -176,10 +178,9 @@ def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
 def _unlearnt_title_style(ln: Line, headings: HeadingModel) -> bool:
     """Return True for bold body-size or display-size type in no learnt heading style."""
     body = headings.body_size
-    if ln.mono or ln.size < body - UNSURE_SIZE_TOLERANCE:
+    if ln.mono or ln.size < body - BODY_SIZE_TOLERANCE:
         return False
-    display = ln.size >= UNSURE_DISPLAY_RATIO * body
-    if not (display or (ln.bold and ln.size <= body + UNSURE_SIZE_TOLERANCE)):
+    if not (is_display_size(ln.size, body) or (ln.bold and is_body_size(ln.size, body))):
         return False
     return ln.style not in headings.style_levels and ln.style != headings.title_style
 
@@ -192,11 +193,6 @@ def _alone(ln: Line, prev: Line | None, nxt: Line | None, body: float) -> bool:
     gap_above = ln.bbox[1] - prev.bbox[3] if prev is not None else ln.height
     gap_below = nxt.bbox[1] - ln.bbox[3] if nxt is not None else ln.height
     return max(gap_above, gap_below) >= UNSURE_MIN_GAP * ln.height
-
-
-def _same_row(a: Line, b: Line) -> bool:
-    overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-    return overlap > 0.5 * min(a.height, b.height)
 
 
 def _route(
@@ -218,7 +214,7 @@ def _route(
     # Cheapest first: without a line in an unlearnt title style nothing can be unsure.
     if headings.has_outline or not any(_unlearnt_title_style(ln, headings) for ln in lines):
         return "heuristic", "plain"
-    body = _outside_furniture(_outside(lines, tables), page, profile)
+    body = _outside_furniture(outside(lines, boxes_of(tables)), page, profile)
     if len(unsure_heading_lines(body, profile)) >= MIN_UNSURE_LINES:
         return "model", "unsure headings"
     return "heuristic", "plain"
@@ -256,11 +252,11 @@ def parse_page(
             return result
     rules = has_table_rules(page)
     tables = [t.element for t in find_ruled_tables(page, ctx.page)] if rules else []
-    tables += find_leader_tables(_outside(lines, tables), ctx.page)
-    tables += find_spaced_tables(page, _outside(lines, tables), ctx.page)
+    tables += find_leader_tables(outside(lines, boxes_of(tables)), ctx.page)
+    tables += find_spaced_tables(page, outside(lines, boxes_of(tables)), ctx.page)
     if aligned_grid(lines):
-        tables += find_grid_tables(_outside(lines, tables), ctx.page)
-    tables += find_pair_tables(_outside(lines, tables), ctx.page)
+        tables += find_grid_tables(outside(lines, boxes_of(tables)), ctx.page)
+    tables += find_pair_tables(outside(lines, boxes_of(tables)), ctx.page)
     result.route, result.reason = _route(page, profile, lines, tables, route, rules and not tables)
     boxes = layout_boxes(page, light=route == "auto") if result.route == "model" else None
     if boxes is None and result.route == "model":
@@ -269,11 +265,11 @@ def parse_page(
         missed = [
             b.bbox
             for b in boxes
-            if b.label == "table" and all(_overlap(b.bbox, t) < 0.3 for t in _boxes(tables))
+            if b.label == "table" and all(overlap_share(b.bbox, t) < 0.3 for t in boxes_of(tables))
         ]
         tables += [t.element for t in find_text_tables(page, ctx.page, missed)]
     # Table cells near the page edge are not running headers or footers.
-    lines = _outside(lines, tables)
+    lines = outside(lines, boxes_of(tables))
     furniture = profile.furniture.classify(
         lines, page.rect.height, profile.body_size, page=ctx.page - 1, outline=profile.outline
     )
@@ -282,7 +278,7 @@ def parse_page(
     figures = [] if scanned else _figures(page, ctx.page, boxes, bool(body))
     if boxes is not None:
         fig_boxes = [f.bbox or (0, 0, 0, 0) for f in figures]
-        body = [ln for ln in body if not _inside_any(ln.bbox, fig_boxes)]
+        body = [ln for ln in body if not inside_any(ln.bbox, fig_boxes)]
 
     head = [_furniture_element(lines[i], band, ctx.page) for i, band in sorted(furniture.items())]
     result.elements.extend(e for e in head if e.type == "page_header")
@@ -370,7 +366,7 @@ def _model_order(
     out: list[TextRegion | _Placed] = []
     pending = list(placed)
     for i, box in enumerate(boxes):
-        for p in [p for p in pending if _overlap(p.bbox, box.bbox) > 0.5]:
+        for p in [p for p in pending if overlap_share(p.bbox, box.bbox) > 0.5]:
             out.append(p)
             pending.remove(p)
         if i in per_box and box.label not in ("table", "picture"):
@@ -432,31 +428,8 @@ def _figures(
         # A full-page image under a text layer is a scanned page, not a figure.
         if share < MIN_FIGURE_SHARE or (has_text and share > 0.9):
             continue
-        if any(_overlap(tuple(r), e.bbox or (0, 0, 0, 0)) > 0.5 for e in out):
+        if any(overlap_share(tuple(r), e.bbox or (0, 0, 0, 0)) > 0.5 for e in out):
             continue
         bbox = (float(r.x0), float(r.y0), float(r.x1), float(r.y1))
         out.append(Element(type="figure", text="", page=page_no, bbox=bbox, order=0))
     return out
-
-
-def _overlap(a: tuple, b: tuple) -> float:
-    """Share of ``a`` covered by ``b``."""
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    area = max((a[2] - a[0]) * (a[3] - a[1]), 1e-6)
-    return max(w, 0) * max(h, 0) / area
-
-
-def _boxes(elements: list[Element]) -> list[BBox]:
-    return [e.bbox for e in elements if e.bbox is not None]
-
-
-def _outside(lines: list[Line], tables: list[Element]) -> list[Line]:
-    """Return the lines whose centre lies in none of the tables' boxes."""
-    boxes = _boxes(tables)
-    return [ln for ln in lines if not _inside_any(ln.bbox, boxes)] if boxes else lines
-
-
-def _inside_any(bbox: BBox, boxes: list[BBox]) -> bool:
-    cx, cy = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
-    return any(b[0] <= cx <= b[2] and b[1] <= cy <= b[3] for b in boxes)

@@ -42,13 +42,12 @@ from typing import Literal
 
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.headings.filters import is_toc_entry, plausible_heading_text
+from chunkweave.parsers.pdf.typography import is_body_size, is_display_size, is_plain_body
 
 Style = tuple[float, bool]
 HeadingKind = Literal["title", "heading"]
 
 MAX_LEVEL = 9
-#: A style this much larger than the body font is a display (heading) size.
-DISPLAY_RATIO = 1.12
 #: A numbering scheme must number this many headings to be a level of its own.
 MIN_SCHEME_UNITS = 2
 #: Share of a style's heading units that must be numbered for the numbering to set its level.
@@ -317,7 +316,7 @@ class HeadingModel:
         """
         if not self.has_outline:
             return True
-        return style[0] >= DISPLAY_RATIO * self.body_size or numbering_depth(text) is not None
+        return is_display_size(style[0], self.body_size) or numbering_depth(text) is not None
 
     def nearest_level(self, style: Style) -> int:
         """Level of the known heading style closest in size (1 when none is known)."""
@@ -335,7 +334,7 @@ class HeadingModel:
         ``page`` is 1-based; ``first_page`` is true on the document's first page.
         Returns None for ordinary text.
         """
-        plain = abs(style[0] - self.body_size) <= 0.5 and not style[1]
+        plain = is_plain_body(style, self.body_size)
         # Body-styled lines that repeat outline titles are mostly tables of contents
         # (whose lines carry page numbers or leaders), so a plain unit must repeat
         # the title exactly, on the entry's own page.
@@ -384,7 +383,7 @@ def rank_styles(
     for style in ranked:
         votes = numbered_depths.get(style)
         bold_twin = (style[0], True)
-        body_sized = body_size is not None and abs(style[0] - body_size) <= 0.5
+        body_sized = body_size is not None and is_body_size(style[0], body_size)
         numbered = sum(votes.values()) if votes else 0
         trusted = numbered >= MIN_NUMBERED_SHARE * candidates[style]
         if votes and trusted and not (body_sized and levels):

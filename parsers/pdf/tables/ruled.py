@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import pymupdf
 
 from chunkweave.parsers.elements import Element, table_text
+from chunkweave.parsers.pdf.geometry import BBox, intersects
 from chunkweave.parsers.pdf.tables.spaced import mostly_vertical, sideways_tables
-from chunkweave.parsers.pdf.text import BBox, clean_text
+from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
 MAX_MEAN_CELL_CHARS = 160
@@ -134,12 +135,8 @@ def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
     )
     if tables and mostly_vertical(page.get_text("words", flags=pymupdf.TEXT_MEDIABOX_CLIP)):
         turned = [t.bbox for t in sideways_tables(page, page_no) or () if t.bbox]
-        tables = [t for t in tables if not any(_overlaps(t.bbox, b) for b in turned)]
+        tables = [t for t in tables if not any(intersects(t.bbox, b) for b in turned)]
     return tables
-
-
-def _overlaps(a: BBox, b: BBox) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def find_text_tables(page: pymupdf.Page, page_no: int, regions: Sequence[BBox]) -> list[PageTable]:

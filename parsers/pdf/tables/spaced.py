@@ -60,6 +60,7 @@ from collections.abc import Callable, Sequence
 import pymupdf
 
 from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.geometry import BBox, boxes_of, centre_inside, enclose, outside
 from chunkweave.parsers.pdf.tables.grid import (
     aligned_grid,
     drawn_in_text,
@@ -67,7 +68,7 @@ from chunkweave.parsers.pdf.tables.grid import (
     table_from_lines,
     visual_rows,
 )
-from chunkweave.parsers.pdf.text import TEXT_FLAGS, BBox, Line, clean_text
+from chunkweave.parsers.pdf.text import TEXT_FLAGS, Line, clean_text
 
 MIN_ROWS = 3
 MIN_COLS = 3
@@ -220,7 +221,7 @@ def _pieces(ln: Line, words: list[tuple]) -> list[Line]:
         # One piece: the line's text, boxed by its words (no leading spaces).
         if abs(words[0][0] - ln.bbox[0]) < 1 and abs(words[-1][2] - ln.bbox[2]) < 1:
             return [ln]
-        return [dataclasses.replace(ln, bbox=_box(words))]
+        return [dataclasses.replace(ln, bbox=enclose(words))]
     return [_piece(ln, g) for g in groups]
 
 
@@ -235,15 +236,8 @@ def _piece(ln: Line, words: list[tuple]) -> Line:
     text = clean_text(" ".join(w[4] for w in words)).strip()
     # A label glued to its leader ("Arson.....", "crime. . ."): the dots go.
     text = re.sub(r"(?:\s?[.·…]){2,}$", "", text).strip() or text
-    return dataclasses.replace(ln, text=text, bbox=_box(words), chars=sum(len(w[4]) for w in words))
-
-
-def _box(words: list[tuple]) -> tuple[float, float, float, float]:
-    return (
-        min(w[0] for w in words),
-        min(w[1] for w in words),
-        max(w[2] for w in words),
-        max(w[3] for w in words),
+    return dataclasses.replace(
+        ln, text=text, bbox=enclose(words), chars=sum(len(w[4]) for w in words)
     )
 
 
@@ -302,7 +296,7 @@ def sideways_pieces(
         size = sizes.get(key, 10.0)
         ln = Line(
             text=clean_text(" ".join(w[4] for w in ws)).strip(),
-            bbox=_box(ws),
+            bbox=enclose(ws),
             size=size,
             bold=False,
             mono=False,
@@ -355,20 +349,10 @@ def find_spaced_tables(page: pymupdf.Page, lines: Sequence[Line], page_no: int) 
     tables = _tables_of(visual_rows(pieces), page_no)
     # Word tables set in columns of separately placed words (function names,
     # options, format letters in a manual): the grid detector on the pieces.
-    rest = _outside(pieces, tables)
+    rest = outside(pieces, boxes_of(tables))
     if aligned_grid(rest):
         tables += [t for t in find_grid_tables(rest, page_no) if _cut_table(t, lines)]
     return tables
-
-
-def _inside(ln: Line, box: BBox) -> bool:
-    cx, cy = (ln.bbox[0] + ln.bbox[2]) / 2, (ln.bbox[1] + ln.bbox[3]) / 2
-    return box[0] <= cx <= box[2] and box[1] <= cy <= box[3]
-
-
-def _outside(pieces: list[Line], tables: list[Element]) -> list[Line]:
-    boxes = [t.bbox for t in tables if t.bbox]
-    return [ln for ln in pieces if not any(_inside(ln, b) for b in boxes)]
 
 
 def _cut_table(table: Element, lines: Sequence[Line]) -> bool:
@@ -377,7 +361,7 @@ def _cut_table(table: Element, lines: Sequence[Line]) -> bool:
     Otherwise the grid detector finds it on the page's own lines, as before.
     """
     box = table.bbox or (0.0, 0.0, 0.0, 0.0)
-    return any(_may_hide(ln) for ln in lines if _inside(ln, box))
+    return any(_may_hide(ln) for ln in lines if centre_inside(ln.bbox, box))
 
 
 def _tables_of(rows: list[list[Line]], page_no: int) -> list[Element]:
