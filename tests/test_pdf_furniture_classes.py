@@ -13,7 +13,7 @@ import pymupdf
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf.furniture import is_page_number
+from chunkweave.parsers.pdf.bands import is_page_number
 from chunkweave.parsers.pdf.profile import build_profile
 from chunkweave.parsers.pdf.text import extract_lines
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf.furniture import is_page_number, signature
-from chunkweave.parsers.pdf.headings.model import (
+from chunkweave.parsers.pdf.bands import is_page_number
+from chunkweave.parsers.pdf.furniture import signature
+from chunkweave.parsers.pdf.headings import (
     keys_match,
     match_key,
     numbering_depth,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf.headings.model import rank_styles
+from chunkweave.parsers.pdf.headings import rank_styles
 from chunkweave.parsers.pdf.order import find_gutters, reading_order
 from chunkweave.parsers.pdf.profile import build_profile, sample_document, sample_pages
 from chunkweave.parsers.pdf.text import (

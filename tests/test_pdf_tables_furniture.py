@@ -10,7 +10,7 @@ import pytest
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf.furniture import outer_marker
+from chunkweave.parsers.pdf.bands import outer_marker
 from chunkweave.parsers.pdf.tables.grid import find_grid_tables
 from chunkweave.parsers.pdf.tables.leaders import find_leader_tables
 from chunkweave.parsers.pdf.tables.pairs import find_pair_tables

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 
 from chunkweave.parsers.elements import Element, ElementType
 from chunkweave.parsers.pdf.geometry import BBox, enclose
-from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
-from chunkweave.parsers.pdf.headings.model import (
+from chunkweave.parsers.pdf.headings import (
     HeadingModel,
     OutlineIndex,
     numbering_depth,
     numbering_scheme,
 )
+from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
 from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
 from chunkweave.parsers.pdf.text import Line, join_lines
 from chunkweave.parsers.pdf.typography import set_close
@@ -68,6 +68,29 @@ class TextRegion:
     def bbox(self) -> BBox:
         """Union of the lines' boxes."""
         return enclose([ln.bbox for ln in self.lines])
+
+
+@dataclass
+class Placed:
+    """A finished element placed among text regions for reading order."""
+
+    element: Element
+
+    @property
+    def bbox(self) -> BBox:
+        """The element's box (an empty box at the origin when it has none)."""
+        return self.element.bbox or (0.0, 0.0, 0.0, 0.0)
+
+
+def block_regions(lines: list[Line]) -> list[TextRegion]:
+    """Return ``lines`` grouped into regions by MuPDF block (consecutive lines of one block)."""
+    regions: list[TextRegion] = []
+    for ln in lines:
+        if regions and regions[-1].lines[-1].block == ln.block:
+            regions[-1].lines.append(ln)
+        else:
+            regions.append(TextRegion([ln]))
+    return regions
 
 
 @dataclass

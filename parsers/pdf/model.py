@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import pymupdf
 
+from chunkweave.parsers.pdf.blocks import Placed, TextRegion, block_regions
 from chunkweave.parsers.pdf.geometry import BBox, overlap_share
+from chunkweave.parsers.pdf.order import reading_order
 from chunkweave.parsers.pdf.text import Line
 
 
@@ -92,3 +94,73 @@ def assign_lines(lines: Sequence[Line], boxes: Sequence[LayoutBox]) -> list[int 
                 best, best_share = i, share
         out.append(best)
     return out
+
+
+def model_order(
+    body: list[Line], boxes: list[LayoutBox], placed: list[Placed]
+) -> list[TextRegion | Placed]:
+    """Return the page's regions in the model's reading order.
+
+    ``body`` lines go to the box holding most of each (:func:`assign_lines`);
+    ``placed`` tables and figures take the slot of the box they overlap by half,
+    or else the slot their top edge gives them; lines outside every box follow in
+    heuristic order.
+    """
+    owner = assign_lines(body, boxes)
+    per_box: dict[int, list[Line]] = {}
+    loose: list[Line] = []
+    for ln, i in zip(body, owner, strict=True):
+        if i is None:
+            loose.append(ln)
+        else:
+            per_box.setdefault(i, []).append(ln)
+    out: list[TextRegion | Placed] = []
+    pending = list(placed)
+    for i, box in enumerate(boxes):
+        for p in [p for p in pending if overlap_share(p.bbox, box.bbox) > 0.5]:
+            out.append(p)
+            pending.remove(p)
+        if i in per_box and box.label not in ("table", "picture"):
+            out.extend(_box_regions(per_box[i], box.label))
+        elif i in per_box and box.label == "table":
+            # The model saw a table we could not rebuild: keep its text.
+            out.append(TextRegion(per_box[i], "text"))
+    for p in pending:
+        # Not matched to a model box: slot it in by its top edge.
+        at = next((k for k, item in enumerate(out) if item.bbox[1] > p.bbox[1]), len(out))
+        out.insert(at, p)
+    # Lines outside every box are appended in heuristic order, never dropped.
+    out.extend(reading_order(block_regions(loose)))
+    return out
+
+
+def _box_regions(lines: list[Line], label: str) -> list[TextRegion]:
+    """Return the region(s) of one layout box's lines, in reading order.
+
+    Normally one region, top to bottom. When the box holds MuPDF blocks side by
+    side (the light model draws one box over two adjacent lists), reading it top
+    to bottom would interleave the columns: its blocks are read column by column.
+    """
+    blocks = block_regions(sorted(lines, key=lambda ln: (ln.block, ln.bbox[1])))
+    spans = sorted((r.bbox[0], r.bbox[2]) for r in blocks)
+    columns: list[float] = []  # right edge of each column of overlapping x-spans
+    for x0, x1 in spans:
+        if columns and x0 < columns[-1]:
+            columns[-1] = max(columns[-1], x1)
+        else:
+            columns.append(x1)
+    if len(columns) < 2 or not any(_side_by_side(a, b) for a in blocks for b in blocks):
+        return [TextRegion(sorted(lines, key=lambda ln: ln.bbox[1]), label)]
+
+    def column(r: TextRegion) -> int:
+        return sum(1 for edge in columns if r.bbox[0] > edge)
+
+    for r in blocks:
+        r.hint = label
+    return sorted(blocks, key=lambda r: (column(r), r.bbox[1]))
+
+
+def _side_by_side(a: TextRegion, b: TextRegion) -> bool:
+    ax0, ay0, ax1, ay1 = a.bbox
+    bx0, by0, bx1, by1 = b.bbox
+    return ax1 < bx0 and min(ay1, by1) - max(ay0, by0) > 0

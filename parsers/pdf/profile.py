@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pymupdf
 
 from chunkweave.parsers.pdf.furniture import FurnitureModel
-from chunkweave.parsers.pdf.headings.model import (
+from chunkweave.parsers.pdf.headings import (
     HeadingModel,
     OutlineIndex,
     Style,

@@ -21,7 +21,7 @@ import pymupdf
 
 from chunkweave.parsers.elements import Element, table_text
 from chunkweave.parsers.pdf.geometry import BBox, intersects
-from chunkweave.parsers.pdf.tables.spaced import mostly_vertical, sideways_tables
+from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
 from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
@@ -124,7 +124,7 @@ def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
 
     On a page set sideways (a landscape table turned on a portrait page) the grid
     comes out transposed, its rows the table's columns; where the page read in its
-    text's frame (``chunkweave.parsers.pdf.tables.spaced.sideways_tables``) yields a
+    text's frame (:func:`~.sideways.sideways_tables`) yields a
     table, the grid is left to it.
     """
     tables = _extract(
