@@ -54,6 +54,6 @@ pymupdf.TOOLS.mupdf_display_warnings(False)
 pymupdf.TOOLS.unset_quad_corrections(True)
 
 # After the set-up: importing the parser imports every module that uses PyMuPDF.
-from chunkweave.parsers.pdf.document import open_pdf, parse_pdf  # noqa: E402
+from chunkweave.parsers.pdf.document import open_pdf, page_count, parse_pdf  # noqa: E402
 
-__all__ = ["open_pdf", "parse_pdf"]
+__all__ = ["open_pdf", "page_count", "parse_pdf"]

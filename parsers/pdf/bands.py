@@ -7,10 +7,10 @@ with the lines on their rows, and the row stacked under the header
 furniture.
 
 Outside the bands, only a bare page number or a document code ("REDP-5110-00",
-"SF-424") is furniture (:func:`outer_marker`): the outermost line of the page, alone on its row, well apart
-from the text and within ``NUMBER_BAND`` of the edge (a letter-size layout printed
-on A4 leaves a bottom margin wider than the band; cover pages set their codes
-high).
+"SF-424") is furniture (:func:`outer_marker`): the outermost line of the page,
+alone on its row, well apart from the text and within ``NUMBER_BAND`` of the edge
+(a letter-size layout printed on A4 leaves a bottom margin wider than the band;
+cover pages set their codes high).
 """
 
 from __future__ import annotations

@@ -91,6 +91,22 @@ def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
     return doc
 
 
+def page_count(path: Path) -> int | None:
+    """Pages of a PDF (cheap: reads the page tree only), or None if not a readable PDF.
+
+    For planning work before parsing (the worker's fan-out); the parser itself
+    reports a broken file with a typed error.
+    """
+    with open(path, "rb") as fh:
+        if fh.read(5) != b"%PDF-":
+            return None
+    try:
+        with pymupdf.open(path) as pdf:
+            return int(pdf.page_count)
+    except Exception:  # noqa: BLE001 - the parser reports a broken PDF properly
+        return None
+
+
 def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
     """Parse a PDF into a finalized :class:`ParsedDocument`.
 
