@@ -281,7 +281,7 @@ def _ruled_page(segments: list[tuple[float, float, float, float]]) -> Any:
 
 
 def test_a_framed_note_plus_a_footnote_rule_is_not_table_evidence() -> None:
-    from chunkweave.parsers.pdf.tables.ruled import has_table_rules
+    from chunkweave.parsers.pdf.tables.rules import has_table_rules
 
     frame = [(120, 430, 500, 430), (120, 560, 500, 560), (120, 430, 120, 560), (500, 430, 500, 560)]
     footnote_rule = [(90, 700, 230, 700)]
@@ -289,7 +289,7 @@ def test_a_framed_note_plus_a_footnote_rule_is_not_table_evidence() -> None:
 
 
 def test_a_frame_with_a_row_rule_inside_is_a_grid() -> None:
-    from chunkweave.parsers.pdf.tables.ruled import has_table_rules
+    from chunkweave.parsers.pdf.tables.rules import has_table_rules
 
     frame = [(120, 430, 500, 430), (120, 560, 500, 560), (120, 430, 120, 560), (500, 430, 500, 560)]
     row_rule = [(120, 480, 500, 480)]

@@ -1,4 +1,4 @@
-"""PDF parser (PyMuPDF): file -> :class:`ParsedDocument` of typed elements.
+"""A whole PDF (PyMuPDF): file -> :class:`ParsedDocument` of typed elements; its page count.
 
 Flow: open and check the file (encryption, damage, page limits) -> build the
 document-wide profile (``chunkweave.parsers.pdf.profile``: body font, heading styles,
@@ -9,14 +9,14 @@ running furniture, outline) -> parse the requested pages one at a time
 
 Modes: ``fast`` never runs the layout model; ``accurate`` runs the full model on every
 page; ``auto`` runs its geometry-only variant on a page only when the heuristics cannot be
-trusted there: the page is complex (:func:`~chunkweave.parsers.pdf.page.page_is_complex`:
+trusted there: the page is complex (:func:`~chunkweave.parsers.pdf.route.page_is_complex`:
 unexplained table rules, three or more columns, text over an image) or, in a document
 without a trusted outline, it holds short bold body-size (or display-size) lines set apart
 like section titles that no learnt heading style explains
-(:func:`~chunkweave.parsers.pdf.page.unsure_heading_lines`). Plain pages stay on the
+(:func:`~chunkweave.parsers.pdf.route.unsure_heading_lines`). Plain pages stay on the
 heuristics. Where a model page has an outline, outline entries keep the outline's level
 and the model adds only display-size or numbered headings the outline lacks
-(:mod:`chunkweave.parsers.pdf.page`). Which pages took the model, and why, is logged at
+(:mod:`chunkweave.parsers.pdf.route`). Which pages took the model, and why, is logged at
 DEBUG level on the ``chunkweave.parsers.pdf`` logger, one line per document.
 
 Empty results: pages without a text layer give one warning each when OCR is off

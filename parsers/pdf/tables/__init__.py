@@ -3,7 +3,7 @@
 Each detector sees the page's lines that no earlier one put in a table:
 
 1. ruled tables (PyMuPDF's ``find_tables``, :mod:`.ruled`), only on pages with
-   rule evidence (:func:`~.ruled.has_table_rules`);
+   rule evidence (:func:`~.rules.has_table_rules`);
 2. contents and index pages from dot leaders (:mod:`.leaders`);
 3. a page set sideways, read in its text's own frame (:mod:`.sideways`), or else
    tables of figures whose columns hide inside visual lines (:mod:`.spaced`);
@@ -20,14 +20,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pymupdf
-from chunkweave.parsers.pdf.tables.sideways import SIDEWAYS_MAX_LINES, sideways_tables
 
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.geometry import BBox, boxes_of, outside, overlap_share
 from chunkweave.parsers.pdf.tables.grid import aligned_grid, find_grid_tables
 from chunkweave.parsers.pdf.tables.leaders import find_leader_tables
 from chunkweave.parsers.pdf.tables.pairs import find_pair_tables
-from chunkweave.parsers.pdf.tables.ruled import find_ruled_tables, find_text_tables, has_table_rules
+from chunkweave.parsers.pdf.tables.ruled import find_ruled_tables, find_text_tables
+from chunkweave.parsers.pdf.tables.rules import has_table_rules
+from chunkweave.parsers.pdf.tables.sideways import SIDEWAYS_MAX_LINES, sideways_tables
 from chunkweave.parsers.pdf.tables.spaced import find_spaced_tables
 from chunkweave.parsers.pdf.text import Line
 

@@ -29,8 +29,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf.geometry import enclose
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.tables.element import table_from_lines
 from chunkweave.parsers.pdf.text import Line
 
 MIN_ROWS = 3
@@ -201,22 +201,6 @@ def drawn_in_text(rows: Sequence[Sequence[str]]) -> bool:
         ) >= FRAME_COLUMN_SHARE * len(filled):
             return True
     return False
-
-
-def table_from_lines(
-    pieces: Sequence[Line], rows: tuple[tuple[str, ...], ...], header_rows: int, page_no: int
-) -> Element:
-    """Return the ``table`` element of ``rows``, boxed around the text ``pieces`` it came from."""
-    bbox = enclose([ln.bbox for ln in pieces])
-    return Element(
-        type="table",
-        text=table_text(rows),
-        page=page_no,
-        bbox=bbox,
-        rows=rows,
-        header_rows=header_rows,
-        order=0,
-    )
 
 
 def aligned_grid(lines: list[Line]) -> bool:

@@ -24,8 +24,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chunkweave.parsers.elements import Element, table_text
+from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.geometry import BBox, enclose, union
+from chunkweave.parsers.pdf.tables.element import table_element
 from chunkweave.parsers.pdf.text import Line
 from chunkweave.parsers.pdf.typography import set_close
 
@@ -188,13 +189,4 @@ def _edge_groups(rows: dict[int, _Row]) -> list[list[int]]:
 
 def _element(run: list[_Row], page_no: int) -> Element:
     bbox = enclose([row.bbox for row in run])
-    cells = tuple((row.entry, row.ref) for row in run)
-    return Element(
-        type="table",
-        text=table_text(cells),
-        page=page_no,
-        bbox=bbox,
-        rows=cells,
-        header_rows=0,
-        order=0,
-    )
+    return table_element(tuple((row.entry, row.ref) for row in run), 0, bbox, page_no)

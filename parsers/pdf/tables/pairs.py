@@ -29,7 +29,8 @@ import re
 from collections.abc import Sequence
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf.tables.grid import drawn_in_text, table_from_lines, visual_rows
+from chunkweave.parsers.pdf.tables.element import table_from_lines
+from chunkweave.parsers.pdf.tables.grid import drawn_in_text, visual_rows
 from chunkweave.parsers.pdf.text import Line
 
 MIN_ROWS = 3

@@ -50,12 +50,12 @@ from chunkweave.parsers.pdf.tables.cells import (
     row_height,
 )
 from chunkweave.parsers.pdf.tables.columns import column_of, table_columns
+from chunkweave.parsers.pdf.tables.element import table_from_lines
 from chunkweave.parsers.pdf.tables.gaps import hides_columns, may_hide, split_at_gaps
 from chunkweave.parsers.pdf.tables.grid import (
     aligned_grid,
     drawn_in_text,
     find_grid_tables,
-    table_from_lines,
     visual_rows,
 )
 from chunkweave.parsers.pdf.tables.headers import header_rows, leading_headers
