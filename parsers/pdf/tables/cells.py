@@ -12,6 +12,7 @@ import re
 
 from chunkweave.parsers.pdf.text import Line
 
+#: A table of figures has at least this many rows of at least this many filled cells.
 MIN_ROWS = 3
 MIN_COLS = 3
 #: Header rows looked for above a table body.
@@ -26,6 +27,7 @@ _NUMBER = re.compile(
 _SECTION = re.compile(r"^\d+(?:\.\d+){2,}\.?$")
 _MARKER = re.compile(r"^\(\d{1,2}\)$")
 _PLACEHOLDER = re.compile(r"^(?:[-–—−.…x*]|\(?[A-Z]{1,2}\)?|n\.?\s?a\.?|N/?A)$")
+#: A word drawn with rule characters ("-----", "====").
 RULE_WORD = re.compile(r"^[-=_–—~+|]{2,}$")
 
 
