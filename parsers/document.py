@@ -37,7 +37,7 @@ class ParseOptions(BaseModel):
     - ``ocr_language``: Tesseract language codes joined by ``+`` (``eng+kor``,
       ``chi_sim``, ``ara``); each needs its ``.traineddata`` (Debian:
       ``apt-get install tesseract-ocr-kor``); codes without data are skipped and
-      named (:mod:`chunkweave.parsers.pdf_ocr`).
+      named (:mod:`chunkweave.parsers.pdf.ocr`).
     - ``password``: for encrypted PDFs.
     - ``max_bytes`` / ``max_pages``: refuse larger inputs with ``TooLargeError``.
     - ``page_range``: 1-based inclusive ``(first, last)``, to parse part of a PDF

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pymupdf
 
-from chunkweave.parsers.pdf_text import Line
+from chunkweave.parsers.pdf.text import Line
 
 
 def make_line(

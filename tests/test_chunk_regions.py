@@ -25,7 +25,7 @@ from chunkweave.chunking.models import Chunk, Region
 from chunkweave.chunking.regions import merge_boxes
 from chunkweave.parsers import ParsedDocument, ParseOptions, parse_document
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_join import join_continuations
+from chunkweave.parsers.pdf.join import join_continuations
 from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import open_pipeline

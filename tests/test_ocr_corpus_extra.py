@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from chunkweave.parsers import ParsedDocument, ParseError, parse_document
-from chunkweave.parsers.pdf_ocr import tessdata_dir
+from chunkweave.parsers.pdf.ocr import tessdata_dir
 
 EXTRA = Path(__file__).resolve().parents[2] / "shared" / "corpus-extra"
 pytestmark = [

@@ -13,8 +13,9 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from chunkweave.parsers import ParseOptions, parse_document, pdf_ocr
-from chunkweave.parsers.pdf_ocr import plausibility, tessdata_dir
+from chunkweave.parsers import ParseOptions, parse_document
+from chunkweave.parsers.pdf import ocr as pdf_ocr
+from chunkweave.parsers.pdf.ocr import plausibility, tessdata_dir
 
 pytestmark = pytest.mark.skipif(tessdata_dir("eng") is None, reason="Tesseract eng data missing")
 

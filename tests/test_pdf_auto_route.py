@@ -20,7 +20,7 @@ import pytest
 
 from chunkweave.parsers.document import ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf_model import model_available
+from chunkweave.parsers.pdf.model import model_available
 
 TITLES = (
     "Background",

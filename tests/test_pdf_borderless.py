@@ -17,7 +17,7 @@ import pytest
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf_leaders import find_leader_tables
+from chunkweave.parsers.pdf.tables.leaders import find_leader_tables
 from tests.pdf_helpers import make_line
 
 EXTRA = Path(__file__).resolve().parents[2] / "shared" / "corpus-extra"

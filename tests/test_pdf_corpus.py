@@ -11,7 +11,7 @@ import pytest
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf_headings import keys_match, match_key
+from chunkweave.parsers.pdf.headings import keys_match, match_key
 from chunkweave.parsers.structure import finalize
 
 

@@ -13,9 +13,9 @@ import pymupdf
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf_furniture import is_page_number
-from chunkweave.parsers.pdf_profile import build_profile
-from chunkweave.parsers.pdf_text import extract_lines
+from chunkweave.parsers.pdf.bands import is_page_number
+from chunkweave.parsers.pdf.profile import build_profile
+from chunkweave.parsers.pdf.text import extract_lines
 
 WIDTH, HEIGHT = 595.0, 842.0
 #: Per page: header lines (text, x) from the top, footer lines (text, x) from the bottom.

@@ -15,7 +15,7 @@ import pytest
 
 from chunkweave.parsers import ParseOptions, parse_document
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.headings import (
     HeadingModel,
     is_bare_label,
     match_key,

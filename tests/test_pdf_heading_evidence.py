@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_heading_filters import (
-    is_date,
-    is_name_list,
-    is_toc_entry,
-    plausible_heading_text,
-)
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.headings import (
     HeadingModel,
     OutlineIndex,
     demote_figure_labels,
     demote_label_runs,
     keys_match,
     match_key,
+)
+from chunkweave.parsers.pdf.headings.filters import (
+    is_date,
+    is_name_list,
+    is_toc_entry,
+    plausible_heading_text,
 )
 
 

@@ -5,12 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_furniture import is_page_number, signature
-from chunkweave.parsers.pdf_grid import find_grid_tables
-from chunkweave.parsers.pdf_headings import keys_match, match_key, numbering_depth, rank_styles
-from chunkweave.parsers.pdf_join import join_continuations
-from chunkweave.parsers.pdf_order import find_gutters, reading_order
-from chunkweave.parsers.pdf_text import clean_text, join_lines
+from chunkweave.parsers.pdf.bands import is_page_number
+from chunkweave.parsers.pdf.furniture import signature
+from chunkweave.parsers.pdf.headings import (
+    keys_match,
+    match_key,
+    numbering_depth,
+    rank_styles,
+)
+from chunkweave.parsers.pdf.join import join_continuations
+from chunkweave.parsers.pdf.order import find_gutters, reading_order
+from chunkweave.parsers.pdf.tables.grid import find_grid_tables
+from chunkweave.parsers.pdf.text import clean_text, join_lines
 from tests.pdf_helpers import make_line
 
 

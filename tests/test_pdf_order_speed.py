@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf_headings import rank_styles
-from chunkweave.parsers.pdf_order import find_gutters, reading_order
-from chunkweave.parsers.pdf_profile import build_profile, sample_document, sample_pages
-from chunkweave.parsers.pdf_text import (
+from chunkweave.parsers.pdf.headings import rank_styles
+from chunkweave.parsers.pdf.order import find_gutters, reading_order
+from chunkweave.parsers.pdf.profile import build_profile, sample_document, sample_pages
+from chunkweave.parsers.pdf.text import (
     _CONTROL,
     _SPACES,
     _line_from_spans,
@@ -218,7 +218,7 @@ def test_fast_parse_never_loads_the_layout_model(corpus: Path) -> None:
         "assert pymupdf._get_layout is None, 'layout model loaded'\n"
         "assert 'pymupdf.layout' not in sys.modules, 'layout package imported'\n"
         "assert 'pymupdf4llm' not in sys.modules, 'pymupdf4llm imported'\n"
-        "from chunkweave.parsers.pdf_model import model_available\n"
+        "from chunkweave.parsers.pdf.model import model_available\n"
         "assert model_available() and pymupdf._get_layout is not None, 'model not loadable'\n"
         "import pymupdf4llm\n"
         "print('ok')\n"

@@ -10,11 +10,11 @@ import pytest
 from chunkweave.parsers.document import ParsedDocument, ParseOptions
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf import parse_pdf
-from chunkweave.parsers.pdf_furniture import outer_marker
-from chunkweave.parsers.pdf_grid import find_grid_tables
-from chunkweave.parsers.pdf_leaders import find_leader_tables
-from chunkweave.parsers.pdf_pairs import find_pair_tables
-from chunkweave.parsers.pdf_text import Line
+from chunkweave.parsers.pdf.bands import outer_marker
+from chunkweave.parsers.pdf.tables.grid import find_grid_tables
+from chunkweave.parsers.pdf.tables.leaders import find_leader_tables
+from chunkweave.parsers.pdf.tables.pairs import find_pair_tables
+from chunkweave.parsers.pdf.text import Line
 from tests.pdf_helpers import make_line
 
 
@@ -281,7 +281,7 @@ def _ruled_page(segments: list[tuple[float, float, float, float]]) -> Any:
 
 
 def test_a_framed_note_plus_a_footnote_rule_is_not_table_evidence() -> None:
-    from chunkweave.parsers.pdf_tables import has_table_rules
+    from chunkweave.parsers.pdf.tables.rules import has_table_rules
 
     frame = [(120, 430, 500, 430), (120, 560, 500, 560), (120, 430, 120, 560), (500, 430, 500, 560)]
     footnote_rule = [(90, 700, 230, 700)]
@@ -289,7 +289,7 @@ def test_a_framed_note_plus_a_footnote_rule_is_not_table_evidence() -> None:
 
 
 def test_a_frame_with_a_row_rule_inside_is_a_grid() -> None:
-    from chunkweave.parsers.pdf_tables import has_table_rules
+    from chunkweave.parsers.pdf.tables.rules import has_table_rules
 
     frame = [(120, 430, 500, 430), (120, 560, 500, 560), (120, 430, 120, 560), (500, 430, 500, 560)]
     row_rule = [(120, 480, 500, 480)]

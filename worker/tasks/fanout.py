@@ -21,15 +21,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-# Imported at module load, i.e. in the worker's parent process before it forks, so
-# no task pays the (seconds-long) first import against its time limit.
-import pymupdf
 from celery import Task
 
 from chunkweave.parsers.api import parse_document
 from chunkweave.parsers.document import ParsedDocument, file_sha1
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.parsers.structure import finalize
+from chunkweave.parsers.parts import join_parts
+
+# Imported at module load, i.e. in the worker's parent process before it forks, so
+# no task pays the (seconds-long) first import of PyMuPDF against its time limit.
+from chunkweave.parsers.pdf import page_count
 from chunkweave.worker import keys
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
@@ -37,18 +38,6 @@ from chunkweave.worker.tasks import slices
 from chunkweave.worker.tasks.base import doc_task, write_lock
 from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
-
-
-def page_count(path: Path) -> int | None:
-    """Pages of a PDF (cheap: reads the page tree only), or None if not a PDF."""
-    with open(path, "rb") as fh:
-        if fh.read(5) != b"%PDF-":
-            return None
-    try:
-        with pymupdf.open(path) as pdf:
-            return int(pdf.page_count)
-    except Exception:  # noqa: BLE001 - the parser reports a broken PDF properly
-        return None
 
 
 def plan_ranges(pages: int, part_pages: int) -> list[tuple[int, int]]:
@@ -147,29 +136,6 @@ def parse_part(
         )
     run.running(stage=f"parsed {count}/{parts} parts", progress=count / (parts + 1))
     return {"doc_id": run.doc_id, "status": "part_parsed", "index": index}
-
-
-def join_parts(docs: list[ParsedDocument], *, source: str) -> ParsedDocument:
-    """One document from its page-range parts (in page order), structure recomputed."""
-    first = docs[0]
-    # Caption links (``ref``) point at part-local orders: clear them so finalize
-    # relinks every caption against the document-wide numbering.
-    elements = finalize(
-        el.model_copy(update={"ref": None}) if el.type == "caption" else el
-        for doc in docs
-        for el in doc.elements
-    )
-    warnings = tuple(dict.fromkeys(w for doc in docs for w in doc.warnings))
-    return ParsedDocument(
-        path=source,
-        format=first.format,
-        sha1=first.sha1,
-        page_count=first.page_count,
-        title=first.title,
-        elements=elements,
-        warnings=warnings,
-        parser=first.parser,
-    )
 
 
 @doc_task("chunkweave.finish_document")

@@ -12,7 +12,7 @@ unit is then typed:
   of its marker relative to the enclosing items;
 - ``footnote``: small text at the bottom of the page that starts with a marker;
 - ``title`` / ``heading``: short units accepted by the document's
-  :class:`~chunkweave.parsers.pdf_headings.HeadingModel`;
+  :class:`~chunkweave.parsers.pdf.headings.model.HeadingModel`;
 - ``paragraph`` otherwise, lines joined with de-hyphenation.
 
 A layout-model class, when given, overrides the guess for the classes the model
@@ -26,15 +26,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from chunkweave.parsers.elements import Element, ElementType
-from chunkweave.parsers.pdf_heading_filters import plausible_heading_text
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.geometry import BBox, enclose
+from chunkweave.parsers.pdf.headings import (
     HeadingModel,
     OutlineIndex,
     numbering_depth,
     numbering_scheme,
 )
-from chunkweave.parsers.pdf_profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
-from chunkweave.parsers.pdf_text import BBox, Line, join_lines
+from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
+from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
+from chunkweave.parsers.pdf.text import Line, join_lines
+from chunkweave.parsers.pdf.typography import set_close
 
 _BULLETS = "•◦▪▫‣∙·●○■□►▶➢✓✔❖–—-*\ufffd\uf0b7\uf0a7\uf0d8\uf076\uf0fc"
 _BULLET = re.compile(rf"^[{re.escape(_BULLETS)}](?:\s+|(?=[A-Za-z(]))")
@@ -51,6 +53,8 @@ _CAPTION = re.compile(
 _CAPTION_SEP = re.compile(r"^\s*(?:[:.\-–—|]|\s{2,}|$)")
 _FOOTNOTE = re.compile(r"^(?:\d{1,2}|[*†‡§¶])\s?\S")
 _SENTENCE_END = (".", "!", "?", ":", '"', "”", ")")
+#: A first line indented by more than this (em) after a sentence end opens a paragraph.
+FIRST_LINE_INDENT = 0.8
 
 
 @dataclass
@@ -63,12 +67,30 @@ class TextRegion:
     @property
     def bbox(self) -> BBox:
         """Union of the lines' boxes."""
-        return (
-            min(ln.bbox[0] for ln in self.lines),
-            min(ln.bbox[1] for ln in self.lines),
-            max(ln.bbox[2] for ln in self.lines),
-            max(ln.bbox[3] for ln in self.lines),
-        )
+        return enclose([ln.bbox for ln in self.lines])
+
+
+@dataclass
+class Placed:
+    """A finished element placed among text regions for reading order."""
+
+    element: Element
+
+    @property
+    def bbox(self) -> BBox:
+        """The element's box (an empty box at the origin when it has none)."""
+        return self.element.bbox or (0.0, 0.0, 0.0, 0.0)
+
+
+def block_regions(lines: list[Line]) -> list[TextRegion]:
+    """Return ``lines`` grouped into regions by MuPDF block (consecutive lines of one block)."""
+    regions: list[TextRegion] = []
+    for ln in lines:
+        if regions and regions[-1].lines[-1].block == ln.block:
+            regions[-1].lines.append(ln)
+        else:
+            regions.append(TextRegion([ln]))
+    return regions
 
 
 @dataclass
@@ -111,12 +133,11 @@ def _starts_unit(unit: list[Line], b: Line, body_size: float) -> bool:
         return True
     if a.mono != b.mono or abs(a.size - b.size) > 0.6 or (a.bold != b.bold and b.chars > 3):
         return True
-    gap = b.bbox[1] - a.bbox[3]
-    if gap > 0.8 * max(a.height, b.height):
+    if not set_close(b.bbox[1] - a.bbox[3], max(a.height, b.height)):
         return True
     indent = b.bbox[0] - min(ln.bbox[0] for ln in unit)
     # A first-line indent after a finished sentence opens a new paragraph.
-    return indent > 0.8 * body_size and a.text.rstrip().endswith(_SENTENCE_END)
+    return indent > FIRST_LINE_INDENT * body_size and a.text.rstrip().endswith(_SENTENCE_END)
 
 
 def classify_region(region: TextRegion, ctx: PageContext) -> Iterator[Element]:
@@ -126,17 +147,22 @@ def classify_region(region: TextRegion, ctx: PageContext) -> Iterator[Element]:
         yield _classify_unit(unit, region.hint, ctx)
 
 
-def _bbox(unit: Sequence[Line]) -> BBox:
-    return (
-        min(ln.bbox[0] for ln in unit),
-        min(ln.bbox[1] for ln in unit),
-        max(ln.bbox[2] for ln in unit),
-        max(ln.bbox[3] for ln in unit),
+def _element(
+    kind: ElementType,
+    text: str,
+    unit: Sequence[Line],
+    ctx: PageContext,
+    *,
+    level: int | None = None,
+) -> Element:
+    return Element(
+        type=kind,
+        text=text,
+        page=ctx.page,
+        bbox=enclose([ln.bbox for ln in unit]),
+        order=0,
+        level=level,
     )
-
-
-def _element(kind: ElementType, text: str, unit: Sequence[Line], ctx: PageContext, **kw) -> Element:
-    return Element(type=kind, text=text, page=ctx.page, bbox=_bbox(unit), order=0, **kw)
 
 
 def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Element:

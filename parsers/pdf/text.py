@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pymupdf
 
-BBox = tuple[float, float, float, float]
+from chunkweave.parsers.pdf.geometry import BBox, union
 
 # Ligatures expanded by MuPDF (no PRESERVE_LIGATURES), no inline images (slow and
 # unused: figures come from get_image_info), text clipped to the page.
@@ -156,12 +156,7 @@ def _merge(a: Line, b: Line) -> Line:
     total = a.chars + b.chars or 1
     return Line(
         text=f"{a.text}{sep}{b.text}",
-        bbox=(
-            min(a.bbox[0], b.bbox[0]),
-            min(a.bbox[1], b.bbox[1]),
-            max(a.bbox[2], b.bbox[2]),
-            max(a.bbox[3], b.bbox[3]),
-        ),
+        bbox=union(a.bbox, b.bbox),
         size=a.size if a.chars >= b.chars else b.size,
         # A bullet or number glyph must not decide the style of the line.
         bold=(a.bold * a.chars + b.bold * b.chars) * 2 > total,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_text import join_lines
+from chunkweave.parsers.pdf.text import join_lines
 
 _TERMINAL = (".", "!", "?", ":", ";", '"', "”")
 

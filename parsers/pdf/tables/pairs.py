@@ -2,7 +2,7 @@
 
 Manuals print option lists, key bindings, glossaries and small lookup tables as
 two aligned columns without rules ("binomial    logit, probit, log"). The grid
-detector (``chunkweave.parsers.pdf_grid``) needs three columns, so these stay text: every
+detector (``chunkweave.parsers.pdf.tables.grid``) needs three columns, so these stay text: every
 key becomes a paragraph or code line apart from its value. A two-column layout
 is, however, also what a page of prose with a margin heading column or a
 two-column paper looks like, so the test is strict:
@@ -17,7 +17,7 @@ two-column paper looks like, so the test is strict:
    rejected (a margin heading column beside body text);
 4. no key is a list marker or footnote number, and the values are not code
    comments (``# ...``, ``// ...``) beside code;
-5. the rows are not a panel drawn with ``|`` and ``+---+`` (``pdf_grid.drawn_in_text``).
+5. the rows are not a panel drawn with ``|`` and ``+---+`` (``grid.drawn_in_text``).
 
 The first row is a header when it is bold or upper case, or set in another font
 kind (plain above monospaced keys).
@@ -29,8 +29,9 @@ import re
 from collections.abc import Sequence
 
 from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf_grid import drawn_in_text, table_from_lines, visual_rows
-from chunkweave.parsers.pdf_text import Line
+from chunkweave.parsers.pdf.tables.element import table_from_lines
+from chunkweave.parsers.pdf.tables.grid import drawn_in_text, visual_rows
+from chunkweave.parsers.pdf.text import Line
 
 MIN_ROWS = 3
 #: Keys wider than this share of the key-to-value distance are text, not keys.

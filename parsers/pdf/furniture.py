@@ -28,57 +28,33 @@ line set close under the header furniture, in the same place on the page before
 (an exhibit's title repeated under "Exhibit 3 (Cont. 2)"), unless the outline
 lists it on this page, where a new section of the same name starts.
 
-Outside the bands, only a bare page number or a document code ("REDP-5110-00",
-"SF-424") qualifies: the outermost line of the page, alone on its row, well apart
-from the text and within ``NUMBER_BAND`` of the edge (a letter-size layout printed
-on A4 leaves a bottom margin wider than the band; cover pages set their codes
-high).
+Which lines are candidates at all, and page numbers and codes beyond the bands, are
+:mod:`chunkweave.parsers.pdf.bands`'s.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import Literal
+from collections.abc import Sequence
 
-from chunkweave.parsers.pdf_headings import OutlineIndex, keys_match, match_key
-from chunkweave.parsers.pdf_text import Line
+from chunkweave.parsers.pdf.bands import (
+    Band,
+    band_candidates,
+    is_page_number,
+    outer_marker,
+    stacked_row,
+)
+from chunkweave.parsers.pdf.headings import OutlineIndex, keys_match, match_key
+from chunkweave.parsers.pdf.text import Line
+from chunkweave.parsers.pdf.typography import is_short_line, set_close
 
-Band = Literal["top", "bottom"]
-
-#: Fraction of the page height that counts as the header / footer band.
-TOP_BAND = 0.14
-BOTTOM_BAND = 0.14
-#: How many outermost lines of each band are candidates, with the lines that share
-#: a row with them ("Cat. No. 123 | Internal Revenue Manual | 2.3.59" is one row).
-MAX_BAND_LINES = 3
-#: How many bottom-most rows are candidates: footers stack more rows than headers
-#: (a page label row, then a legal notice, then a form code), while the rows below
-#: a page's first ones are often its headings, which must not be read as furniture.
-MAX_FOOTER_ROWS = 4
-#: Wider band in which a lone, set-apart page number or document code still counts.
-NUMBER_BAND = 0.25
 #: Header slots: vertical positions (the line's centre, in points from the top edge,
 #: in steps of this many points) where running lines were seen on several pages.
 SLOT_STEP = 4.0
 #: A line in a header slot is furniture only up to this size relative to the body
 #: (a display title set where the running header usually sits stays a title).
 SLOT_MAX_SIZE = 1.05
-
 _DIGITS = re.compile(r"\d+")
-_PAGE_NUMBER = re.compile(
-    r"^(?:page\s*)?[-–—(\[]?\s*(?:\d{1,4}|[ivxlcdm]{1,7})\s*[-–—)\]]?"
-    r"(?:\s*(?:of|/)\s*\d{1,4})?$",
-    re.IGNORECASE,
-)
-
-# A page label with a short prefix: "A-42" (appendix), "3-7" (chapter-relative), "B.12".
-_PREFIXED_PAGE = re.compile(r"^(?:[A-Z]{1,2}\s?[-–.]|\d{1,2}\s?[-–])\s?\d{1,4}$")
-
-
-# A document or form code: one token of capitals and digits, with a digit.
-_CODE = re.compile(r"^(?=\S*\d)[A-Z0-9][A-Z0-9./\-–]{3,30}$")
-
 # A page number ending a short line: "Chapter 2. Roles 11". (Not a leading number:
 # footnotes start with their marker.)
 _EDGE_NUMBER = re.compile(r"\S\s+(?:\d{1,4}|[ivxlc]{1,6})$")
@@ -87,82 +63,6 @@ _EDGE_NUMBER = re.compile(r"\S\s+(?:\d{1,4}|[ivxlc]{1,6})$")
 def signature(text: str) -> str:
     """Repetition key of a furniture candidate: lower case, digit runs as ``#``."""
     return " ".join(_DIGITS.sub("#", text.lower()).split())
-
-
-def is_page_number(text: str) -> bool:
-    """Return True for a bare page number: "7", "- 7 -", "Page 7", "7 of 20", "vii", "A-42"."""
-    text = text.strip()
-    return bool(_PAGE_NUMBER.match(text) or _PREFIXED_PAGE.match(text))
-
-
-def band_candidates(lines: Sequence[Line], page_height: float) -> Iterable[tuple[int, Band]]:
-    """Yield ``(index, band)`` for lines that could be furniture on this page.
-
-    Candidates are the up-to-``MAX_BAND_LINES`` top-most lines lying entirely in
-    the top band, plus the lines on the same row as one of them (overlapping it
-    vertically by half), and the lines of the ``MAX_FOOTER_ROWS`` bottom-most rows
-    lying entirely in the bottom band: a footer set as three pieces on one baseline
-    above two more lines is seen whole.
-    """
-    order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
-    top = _with_row_mates(lines, order[:MAX_BAND_LINES], order)
-    for i in top:
-        if lines[i].bbox[3] <= TOP_BAND * page_height:
-            yield i, "top"
-    bottom = [i for row in _rows(lines, order)[-MAX_FOOTER_ROWS:] for i in row]
-    for i in reversed(bottom):
-        if lines[i].bbox[1] >= (1 - BOTTOM_BAND) * page_height:
-            yield i, "bottom"
-
-
-def stacked_row(lines: Sequence[Line], page_height: float) -> list[int]:
-    """Return the row right under the top-band candidates when it continues their stack.
-
-    A header set in two or more rows ("Exhibit 3 (continued)" over the exhibit's
-    title) runs below the ``MAX_BAND_LINES`` candidates. The next row counts when
-    it lies in the top band and is set close under the row above it (a gap of at
-    most ``0.8`` times its height, as lines of one block are); empty otherwise.
-    """
-    order = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
-    taken = set(_with_row_mates(lines, order[:MAX_BAND_LINES], order))
-    rows = _rows(lines, order)
-    for prev, row in zip(rows, rows[1:], strict=False):
-        if any(i in taken for i in row):
-            continue
-        if not any(i in taken for i in prev):
-            return []
-        top = min(lines[i].bbox[1] for i in row)
-        gap = top - max(lines[i].bbox[3] for i in prev)
-        height = max(lines[i].height for i in row)
-        in_band = all(lines[i].bbox[3] <= TOP_BAND * page_height for i in row)
-        return row if in_band and gap <= 0.8 * height else []
-    return []
-
-
-def _rows(lines: Sequence[Line], order: list[int]) -> list[list[int]]:
-    """Line indices (``order``: by top edge) grouped into rows of vertically overlapping lines."""
-    rows: list[list[int]] = []
-    bottom = -1e9
-    for i in order:
-        y0, y1 = lines[i].bbox[1], lines[i].bbox[3]
-        if rows and bottom - y0 >= 0.5 * (y1 - y0):
-            rows[-1].append(i)
-            bottom = max(bottom, y1)
-        else:
-            rows.append([i])
-            bottom = y1
-    return rows
-
-
-def _with_row_mates(lines: Sequence[Line], picked: list[int], order: list[int]) -> list[int]:
-    """Return ``picked`` plus the lines overlapping one of them vertically by half, in order."""
-
-    def same_row(i: int, j: int) -> bool:
-        a, b = lines[i].bbox, lines[j].bbox
-        return min(a[3], b[3]) - max(a[1], b[1]) >= 0.5 * min(a[3] - a[1], b[3] - b[1])
-
-    chosen = set(picked)
-    return [i for i in order if i in chosen or any(same_row(i, j) for j in picked)]
 
 
 class FurnitureModel:
@@ -291,7 +191,7 @@ class FurnitureModel:
         if not any(band == "top" and lines[j].bbox[3] <= top + 0.5 for j, band in found.items()):
             return []  # the rows above it are not header furniture
         line = lines[row[0]]
-        if len(line.text) > 90 or line.size > SLOT_MAX_SIZE * body_size:
+        if not is_short_line(line.text) or line.size > SLOT_MAX_SIZE * body_size:
             return []
         if page - 1 not in self._stacked.get(signature(line.text), ()):
             return []
@@ -302,7 +202,7 @@ class FurnitureModel:
 
     def _in_header_slot(self, line: Line, lines: Sequence[Line], body_size: float) -> bool:
         """Return True for a short body-size line, set apart, in a running-header slot."""
-        if len(line.text) > 90 or line.size > SLOT_MAX_SIZE * body_size:
+        if not is_short_line(line.text) or line.size > SLOT_MAX_SIZE * body_size:
             return False
         slots = self.header_slots()
         slot = _slot(line)
@@ -344,44 +244,12 @@ def _slot(line: Line) -> int:
     return round((line.bbox[1] + line.bbox[3]) / 2 / SLOT_STEP)
 
 
-def outer_marker(lines: Sequence[Line], page_height: float) -> tuple[int, Band] | None:
-    """Return ``(index, band)`` of a page number or code at the page edge outside the band.
-
-    The line must be the bottom-most (or top-most) of the page, within
-    ``NUMBER_BAND`` of that edge, alone on its row and separated from the nearest
-    text by more than 1.5 times its height: a number in running text, a table or a
-    list has neighbours on its row or close above or below it.
-    """
-    if len(lines) < 2:
-        return None
-    by_top = sorted(range(len(lines)), key=lambda i: lines[i].bbox[1])
-    edges: tuple[tuple[int, Band], ...] = ((by_top[-1], "bottom"), (by_top[0], "top"))
-    for i, band in edges:
-        line = lines[i]
-        if not (is_page_number(line.text) or _CODE.match(line.text.strip())):
-            continue
-        if band == "bottom" and line.bbox[1] < (1 - NUMBER_BAND) * page_height:
-            continue
-        if band == "top" and line.bbox[3] > NUMBER_BAND * page_height:
-            continue
-        others = [ln for j, ln in enumerate(lines) if j != i]
-        if any(ln.bbox[1] < line.bbox[3] and ln.bbox[3] > line.bbox[1] for ln in others):
-            continue  # shares its row with other text
-        if band == "bottom":
-            gap = line.bbox[1] - max(ln.bbox[3] for ln in others)
-        else:
-            gap = min(ln.bbox[1] for ln in others) - line.bbox[3]
-        if gap > 1.5 * line.height:
-            return i, band
-    return None
-
-
 def _set_apart(line: Line, lines: Sequence[Line], band: Band) -> bool:
     """Return True for a short line at the page edge, clearly apart from the text."""
     if len(line.text) > 120:
         return False
     inner, outer = _gaps(line, lines, band)
-    return not outer and (not inner or min(inner) > 0.8 * line.height)
+    return not outer and _clear_of(inner, line)
 
 
 def _gaps(line: Line, lines: Sequence[Line], band: Band) -> tuple[list[float], list[Line]]:
@@ -400,13 +268,18 @@ def _gaps(line: Line, lines: Sequence[Line], band: Band) -> tuple[list[float], l
 
 
 def _lone_small_header(line: Line, lines: Sequence[Line], body_size: float, top: float) -> bool:
-    if len(line.text) > 90 or line.size >= 0.95 * body_size:
+    if not is_short_line(line.text) or line.size >= 0.95 * body_size:
         return False
     # Must be the first thing on the page and clearly separated from what follows.
     if line.bbox[1] > top + line.height:
         return False
     inner, _ = _gaps(line, lines, "top")
-    return not inner or min(inner) > 0.8 * line.height
+    return _clear_of(inner, line)
+
+
+def _clear_of(gaps: list[float], line: Line) -> bool:
+    """Return True when no gap to the text on the page side sets ``line`` close to it."""
+    return not gaps or not set_close(min(gaps), line.height)
 
 
 def _listed_titles(

@@ -24,8 +24,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf_text import BBox, Line
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.geometry import BBox, enclose, union
+from chunkweave.parsers.pdf.tables.element import table_element
+from chunkweave.parsers.pdf.text import Line
+from chunkweave.parsers.pdf.typography import set_close
 
 #: Fewest entries a table of contents or index column must have.
 MIN_ENTRIES = 3
@@ -71,7 +74,7 @@ def _leader_rows(lines: Sequence[Line]) -> dict[int, _Row]:
                 continue
             if ln.bbox[1] < y1 and ln.bbox[3] > y0 and ln.bbox[0] - row.bbox[2] < 6 * ln.height:
                 row.ref = ln.text.strip()
-                row.bbox = _union(row.bbox, ln.bbox)
+                row.bbox = union(row.bbox, ln.bbox)
                 row.lines.append(j)
                 break
     return {i: r for i, r in rows.items() if r.ref and r.entry and not _more_numbers(r, lines)}
@@ -139,8 +142,8 @@ def _runs(
     def chained(upper: int, lower: Line) -> bool:
         # Same size, and less than a blank line between them.
         above = lines[upper]
-        return abs(above.size - lower.size) < 0.5 and (
-            lower.bbox[1] - above.bbox[3] < 0.8 * lower.height
+        return abs(above.size - lower.size) < 0.5 and set_close(
+            lower.bbox[1] - above.bbox[3], lower.height
         )
 
     last_bottom: float | None = None
@@ -155,7 +158,7 @@ def _runs(
             if pending and chained(pending[-1], ln):
                 row.entry = " ".join([*(lines[k].text.strip() for k in pending), row.entry])
                 for k in pending:
-                    row.bbox = _union(row.bbox, lines[k].bbox)
+                    row.bbox = union(row.bbox, lines[k].bbox)
                 row.lines[:0] = pending
             elif pending:
                 runs.append([])  # the pending lines stay text, between two runs
@@ -185,20 +188,5 @@ def _edge_groups(rows: dict[int, _Row]) -> list[list[int]]:
 
 
 def _element(run: list[_Row], page_no: int) -> Element:
-    bbox = run[0].bbox
-    for row in run[1:]:
-        bbox = _union(bbox, row.bbox)
-    cells = tuple((row.entry, row.ref) for row in run)
-    return Element(
-        type="table",
-        text=table_text(cells),
-        page=page_no,
-        bbox=bbox,
-        rows=cells,
-        header_rows=0,
-        order=0,
-    )
-
-
-def _union(a: BBox, b: BBox) -> BBox:
-    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+    bbox = enclose([row.bbox for row in run])
+    return table_element(tuple((row.entry, row.ref) for row in run), 0, bbox, page_no)

@@ -15,7 +15,9 @@ either (an address block centred under the authors of a paper).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from typing import TypeVar
+
+from chunkweave.parsers.pdf.geometry import BBox, HasBBox
 
 #: Regions narrower than this share of the text width take part in gutter finding.
 NARROW = 0.6
@@ -26,18 +28,6 @@ MIN_GUTTER = 6.0
 #: Columns must run side by side over at least this height (points).
 MIN_SIDE_BY_SIDE = MIN_COLUMN_HEIGHT
 
-Box = tuple[float, float, float, float]
-
-
-class HasBBox(Protocol):
-    """Anything with a ``bbox`` ``(x0, y0, x1, y1)``."""
-
-    @property
-    def bbox(self) -> tuple[float, float, float, float]:
-        """Bounding box in PDF points, origin top-left."""
-        ...
-
-
 T = TypeVar("T", bound=HasBBox)
 
 
@@ -46,7 +36,7 @@ def find_gutters(regions: Sequence[HasBBox]) -> list[float]:
     return _gutters([r.bbox for r in regions])
 
 
-def _gutters(boxes: Sequence[Box]) -> list[float]:
+def _gutters(boxes: Sequence[BBox]) -> list[float]:
     if len(boxes) < 4:
         return []
     left = min(b[0] for b in boxes)
@@ -85,12 +75,12 @@ def _gutters(boxes: Sequence[Box]) -> list[float]:
     return out
 
 
-def _has_neighbour(box: Box, boxes: Sequence[Box]) -> bool:
+def _has_neighbour(box: BBox, boxes: Sequence[BBox]) -> bool:
     """Return True when another box shares some of ``box``'s rows."""
     return any(o is not box and min(box[3], o[3]) > max(box[1], o[1]) for o in boxes)
 
 
-def _shared_height(a: Sequence[Box], b: Sequence[Box]) -> float:
+def _shared_height(a: Sequence[BBox], b: Sequence[BBox]) -> float:
     """Height (points) over which both sets of boxes hold some box."""
     total = 0.0
     spans_b = _merged_spans(b)
@@ -100,7 +90,7 @@ def _shared_height(a: Sequence[Box], b: Sequence[Box]) -> float:
     return total
 
 
-def _merged_spans(boxes: Sequence[Box]) -> list[tuple[float, float]]:
+def _merged_spans(boxes: Sequence[BBox]) -> list[tuple[float, float]]:
     """Merge the vertical extents of ``boxes`` into disjoint spans, top first."""
     spans: list[tuple[float, float]] = []
     for y0, y1 in sorted((b[1], b[3]) for b in boxes):
@@ -137,12 +127,12 @@ def column_count(regions: Sequence[HasBBox]) -> int:
     return len(find_gutters(regions)) + 1
 
 
-def _spans(box: Box, gutters: list[float]) -> bool:
+def _spans(box: BBox, gutters: list[float]) -> bool:
     x0, _, x1, _ = box
     return any(x0 < g - 2 and x1 > g + 2 for g in gutters)
 
 
-def _columns(band: list[T], gutters: list[float], boxes: dict[int, Box]) -> list[T]:
+def _columns(band: list[T], gutters: list[float], boxes: dict[int, BBox]) -> list[T]:
     def key(r: T) -> tuple[int, float, float]:
         x0, y0, x1, _ = boxes[id(r)]
         centre = (x0 + x1) / 2
@@ -151,6 +141,6 @@ def _columns(band: list[T], gutters: list[float], boxes: dict[int, Box]) -> list
     return sorted(band, key=key)
 
 
-def _single_column(by_top: list[T], boxes: dict[int, Box]) -> list[T]:
+def _single_column(by_top: list[T], boxes: dict[int, BBox]) -> list[T]:
     # Regions side by side on one row (within a few points) read left to right.
     return sorted(by_top, key=lambda r: (round(boxes[id(r)][1] / 4), boxes[id(r)][0]))

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from chunkweave.parsers.pdf_furniture import FurnitureModel
-from chunkweave.parsers.pdf_headings import (
+from chunkweave.parsers.pdf.furniture import FurnitureModel
+from chunkweave.parsers.pdf.headings import (
     HeadingModel,
     OutlineIndex,
     Style,
@@ -30,7 +30,8 @@ from chunkweave.parsers.pdf_headings import (
     scheme_levels,
     uses_nested_schemes,
 )
-from chunkweave.parsers.pdf_text import Line, extract_lines, join_lines
+from chunkweave.parsers.pdf.text import Line, extract_lines, join_lines
+from chunkweave.parsers.pdf.typography import is_display_size, is_plain_body
 
 #: Pages sampled for the profile of a long document.
 SAMPLE_PAGES = 64
@@ -43,7 +44,8 @@ MAX_HEADING_LINES = 3
 MAX_HEADING_CHARS = 200
 #: A regular (not bold) style this much larger than the body is a heading style
 #: when its units are short too (``MIN_SHAPED_SHARE``), e.g. 10 pt titles over 9 pt
-#: body; below ``DISPLAY_RATIO`` size alone is not enough.
+#: body; below the display size
+#: (:data:`~chunkweave.parsers.pdf.typography.DISPLAY_RATIO`) size alone is not enough.
 RAISED_RATIO = 1.05
 #: Share of a raised style's units that must be heading-shaped (short, no sentence end).
 MIN_SHAPED_SHARE = 0.9
@@ -124,7 +126,7 @@ def sample_document(
 
     ``keep`` holds 0-based page numbers (the range about to be parsed); the
     returned dict maps each sampled page among them to its extracted lines, which
-    are exactly what :func:`~chunkweave.parsers.pdf_text.extract_lines` returns for it.
+    are exactly what :func:`~chunkweave.parsers.pdf.text.extract_lines` returns for it.
     """
     toc = doc.get_toc(simple=True)
     # One or two bookmarks (a paper's title) say nothing about section structure.
@@ -156,14 +158,15 @@ def sample_document(
         units = heading_units(kept)
         for unit, after in itertools.zip_longest(units, units[1:]):
             style_units[unit[0].style] += 1
-            if after is not None and _plain_body(after[0].style, body) and len(after) > 1:
+            if after is not None and is_plain_body(after[0].style, body) and len(after) > 1:
                 body_after[unit[0].style] += 1
             if not is_heading_shaped(unit):
                 continue
             style = unit[0].style
             text = join_lines([ln.text for ln in unit])
             shaped.append((pno, style, text))
-            if outline and not _plain_body(style, body):
+            # Outline titles also appear in body-styled tables of contents and indexes.
+            if outline and not is_plain_body(style, body):
                 level = outline.match(text, pno + 1, consume=False)
                 if level is not None:
                     outline_votes.setdefault(style, Counter())[level] += 1
@@ -225,14 +228,9 @@ def sample_document(
     return profile, {pno: lines for pno, lines, _ in sampled if pno in keep}
 
 
-def _plain_body(style: Style, body: float) -> bool:
-    # Outline titles also appear in body-styled tables of contents and indexes.
-    return abs(style[0] - body) <= 0.5 and not style[1]
-
-
 def _heading_capable(style: Style, body: float) -> bool:
     size, bold = style
-    return size >= 1.12 * body or (bold and size >= 0.9 * body)
+    return is_display_size(size, body) or (bold and size >= 0.9 * body)
 
 
 def _raised_style(style: Style, body: float, shaped: int, units: int) -> bool:

@@ -1,7 +1,7 @@
-"""Tables on PDF pages: cheap evidence test, PyMuPDF detection, validation, cells.
+"""Ruled tables on PDF pages: PyMuPDF's ``find_tables``, validated, cells rebuilt.
 
 ``find_tables`` is expensive, so it only runs on pages with ruling evidence
-(:func:`has_table_rules`) or when the layout model saw a table. Every
+(:func:`~.rules.has_table_rules`) or when the layout model saw a table. Every
 detected grid is validated (at least 2x2, mostly filled, not a boxed paragraph,
 not the whole page, no columns merged into one cell: a table ruled in one
 direction only leaves ``find_tables`` to guess its columns, and a grid that got
@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf_spaced import mostly_vertical, sideways_tables
-from chunkweave.parsers.pdf_text import BBox, clean_text
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.geometry import BBox, intersects
+from chunkweave.parsers.pdf.tables.element import table_element
+from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
+from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
 MAX_MEAN_CELL_CHARS = 160
@@ -48,82 +50,12 @@ class PageTable:
     bbox: BBox
 
 
-def has_table_rules(page: pymupdf.Page) -> bool:
-    """Return True when the page's vector strokes could form a table (cheap).
-
-    Evidence: three or more horizontal rules of about the same extent (booktabs
-    style), or a grid: rules that meet other rules, at least three one way and two
-    the other. A frame around a code block or a note (two and two) is not enough,
-    nor is a frame plus an unrelated rule such as a footnote separator.
-    """
-    horizontal: list[tuple[float, float, float]] = []  # x0, x1, y
-    vertical: list[tuple[float, float, float]] = []  # y0, y1, x
-    top, bottom = 0.1 * page.rect.height, 0.9 * page.rect.height
-    for path in page.get_cdrawings():
-        for item in path.get("items", ()):
-            if item[0] == "l":
-                (ax, ay), (bx, by) = item[1], item[2]
-                # Rules in the header/footer bands separate furniture from the body.
-                if max(ay, by) < top or min(ay, by) > bottom:
-                    continue
-                if abs(ay - by) < 1 and abs(ax - bx) > 10:
-                    horizontal.append((min(ax, bx), max(ax, bx), ay))
-                elif abs(ax - bx) < 1 and abs(ay - by) > 5:
-                    vertical.append((min(ay, by), max(ay, by), ax))
-            elif item[0] == "re":
-                r = pymupdf.Rect(item[1])
-                if r.y1 < top or r.y0 > bottom:
-                    continue
-                if r.height < 3 and r.width > 10:
-                    horizontal.append((r.x0, r.x1, (r.y0 + r.y1) / 2))
-                elif r.width < 3 and r.height > 5:
-                    vertical.append((r.y0, r.y1, (r.x0 + r.x1) / 2))
-                elif r.width > 10 and r.height > 5:
-                    horizontal += [(r.x0, r.x1, r.y0), (r.x0, r.x1, r.y1)]
-                    vertical += [(r.y0, r.y1, r.x0), (r.y0, r.y1, r.x1)]
-    if _is_grid(horizontal, vertical):
-        return True
-    spans: dict[tuple[int, int], int] = {}
-    for x0, x1, _ in horizontal:
-        key = (round(x0 / 4), round(x1 / 4))
-        spans[key] = spans.get(key, 0) + 1
-    return any(n >= 3 for n in spans.values())
-
-
-#: Rules this close (points) count as meeting: strokes rarely join exactly.
-_TOUCH = 3.0
-
-#: Pages with more strokes than this (plots, drawings) get the plain count test;
-#: pairing every rule with every other would cost more than it saves.
-_MAX_PAIRING = 400
-
-
-def _is_grid(
-    horizontal: list[tuple[float, float, float]], vertical: list[tuple[float, float, float]]
-) -> bool:
-    """Return True when at least 3x2 (or 2x3) rules meet each other: a table's grid."""
-    if len(horizontal) < 2 or len(vertical) < 2:
-        return False
-    if len(horizontal) + len(vertical) > _MAX_PAIRING:
-        return len(horizontal) >= 3
-    h_hits = [0] * len(horizontal)
-    v_hits = [0] * len(vertical)
-    for i, (x0, x1, y) in enumerate(horizontal):
-        for j, (y0, y1, x) in enumerate(vertical):
-            if x0 - _TOUCH <= x <= x1 + _TOUCH and y0 - _TOUCH <= y <= y1 + _TOUCH:
-                h_hits[i] += 1
-                v_hits[j] += 1
-    rows = sum(n >= 2 for n in h_hits)
-    cols = sum(n >= 2 for n in v_hits)
-    return (rows >= 3 and cols >= 2) or (rows >= 2 and cols >= 3)
-
-
 def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
     """Detect, validate and extract the ruled tables of a page (lines strategy).
 
     On a page set sideways (a landscape table turned on a portrait page) the grid
     comes out transposed, its rows the table's columns; where the page read in its
-    text's frame (``chunkweave.parsers.pdf_spaced.sideways_tables``) yields a
+    text's frame (:func:`~.sideways.sideways_tables`) yields a
     table, the grid is left to it.
     """
     tables = _extract(
@@ -134,12 +66,8 @@ def find_ruled_tables(page: pymupdf.Page, page_no: int) -> list[PageTable]:
     )
     if tables and mostly_vertical(page.get_text("words", flags=pymupdf.TEXT_MEDIABOX_CLIP)):
         turned = [t.bbox for t in sideways_tables(page, page_no) or () if t.bbox]
-        tables = [t for t in tables if not any(_overlaps(t.bbox, b) for b in turned)]
+        tables = [t for t in tables if not any(intersects(t.bbox, b) for b in turned)]
     return tables
-
-
-def _overlaps(a: BBox, b: BBox) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
 
 
 def find_text_tables(page: pymupdf.Page, page_no: int, regions: Sequence[BBox]) -> list[PageTable]:
@@ -172,15 +100,7 @@ def _extract(page: pymupdf.Page, page_no: int, grids: list, gaps: bool = False) 
         if not _valid_content(rows, (x0, y0, x1, y1), page.rect):
             continue
         header = 1 if not t.header.external and len(rows) > 1 else 0
-        element = Element(
-            type="table",
-            text=table_text(rows),
-            page=page_no,
-            bbox=(x0, y0, x1, y1),
-            rows=rows,
-            header_rows=header,
-            order=0,
-        )
+        element = table_element(rows, header, (x0, y0, x1, y1), page_no)
         out.append(PageTable(element=element, bbox=(x0, y0, x1, y1)))
     return out
 

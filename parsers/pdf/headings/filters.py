@@ -11,7 +11,7 @@ document:
 - a list of person names on the first page ("A. Smith, B. Jones and C. Lee").
 
 Runs of label-like headings are handled by
-:func:`chunkweave.parsers.pdf_headings.demote_label_runs`.
+:func:`chunkweave.parsers.pdf.headings.demotion.demote_label_runs`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,22 @@
-"""PDF parser (PyMuPDF): file -> :class:`ParsedDocument` of typed elements.
+"""A whole PDF (PyMuPDF): file -> :class:`ParsedDocument` of typed elements; its page count.
 
 Flow: open and check the file (encryption, damage, page limits) -> build the
-document-wide profile (``chunkweave.parsers.pdf_profile``: body font, heading styles,
+document-wide profile (``chunkweave.parsers.pdf.profile``: body font, heading styles,
 running furniture, outline) -> parse the requested pages one at a time
-(``chunkweave.parsers.pdf_page``), each page routed to the heuristics or the layout model by
+(``chunkweave.parsers.pdf.page``), each page routed to the heuristics or the layout model by
 ``opts.mode`` -> join paragraphs that continue across columns and pages ->
 ``chunkweave.parsers.structure.finalize``.
 
 Modes: ``fast`` never runs the layout model; ``accurate`` runs the full model on every
 page; ``auto`` runs its geometry-only variant on a page only when the heuristics cannot be
-trusted there: the page is complex (:func:`~chunkweave.parsers.pdf_page.page_is_complex`:
+trusted there: the page is complex (:func:`~chunkweave.parsers.pdf.route.page_is_complex`:
 unexplained table rules, three or more columns, text over an image) or, in a document
 without a trusted outline, it holds short bold body-size (or display-size) lines set apart
 like section titles that no learnt heading style explains
-(:func:`~chunkweave.parsers.pdf_page.unsure_heading_lines`). Plain pages stay on the
+(:func:`~chunkweave.parsers.pdf.route.unsure_heading_lines`). Plain pages stay on the
 heuristics. Where a model page has an outline, outline entries keep the outline's level
 and the model adds only display-size or numbered headings the outline lacks
-(:mod:`chunkweave.parsers.pdf_page`). Which pages took the model, and why, is logged at
+(:mod:`chunkweave.parsers.pdf.route`). Which pages took the model, and why, is logged at
 DEBUG level on the ``chunkweave.parsers.pdf`` logger, one line per document.
 
 Empty results: pages without a text layer give one warning each when OCR is off
@@ -29,31 +29,11 @@ from __future__ import annotations
 
 import logging
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-# PyMuPDF 2.x imports two optional add-ons as it loads: its layout analyser
-# (``pymupdf.layout``, whose import builds the ONNX layout sessions) and
-# pymupdf4llm (numpy, tabulate). Together about 1.5 s of CPU in every process,
-# paid even by ``fast`` parses that use neither. A ``None`` entry in
-# ``sys.modules`` makes PyMuPDF's own guarded imports skip them; the entries are
-# removed right after, so ``chunkweave.parsers.pdf_model`` imports (and activates) the
-# analyser the first time a page needs it, and ``import pymupdf4llm`` still
-# works. (PyMuPDF's ``to_markdown`` shortcut then reports pymupdf4llm as absent:
-# call ``pymupdf4llm`` directly.) No effect when PyMuPDF is already loaded.
-if "pymupdf" not in sys.modules:
-    _DEFERRED: tuple[str, ...] = ("pymupdf.layout", "pymupdf4llm")
-    for _name in _DEFERRED:
-        sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
-else:
-    _DEFERRED = ()
 import pymupdf
 
-if _DEFERRED:
-    for _name in _DEFERRED:
-        if sys.modules.get(_name, pymupdf) is None:
-            del sys.modules[_name]
 from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.errors import (
@@ -64,26 +44,20 @@ from chunkweave.parsers.errors import (
     TooLargeError,
     UnsupportedFormatError,
 )
-from chunkweave.parsers.pdf_blocks import PageContext
-from chunkweave.parsers.pdf_join import join_continuations
-from chunkweave.parsers.pdf_model import model_available
-from chunkweave.parsers.pdf_page import Route, parse_page
-from chunkweave.parsers.pdf_profile import PdfProfile, sample_document
-from chunkweave.parsers.pdf_text import Line
+from chunkweave.parsers.pdf.blocks import PageContext
+from chunkweave.parsers.pdf.join import join_continuations
+from chunkweave.parsers.pdf.model import model_available
+from chunkweave.parsers.pdf.page import Route, parse_page
+from chunkweave.parsers.pdf.profile import PdfProfile, sample_document
+from chunkweave.parsers.pdf.text import Line
 from chunkweave.parsers.structure import finalize
 
 _BAD_TITLE = re.compile(
     r"^(untitled|microsoft word|document\d*$)|\.(docx?|pdf|indd|tex|dvi)$", re.I
 )
 
-log = logging.getLogger(__name__)
-
-pymupdf.TOOLS.mupdf_display_errors(False)
-pymupdf.TOOLS.mupdf_display_warnings(False)
-# Character boxes without MuPDF's ascender/descender corrections (tight boxes):
-# pymupdf4llm switches this on when it is imported, so every measurement and test
-# of these heuristics ran with it; say so here rather than depend on that import.
-pymupdf.TOOLS.unset_quad_corrections(True)
+# The package's logger (``chunkweave.parsers.pdf``), where the route log is documented.
+log = logging.getLogger(__package__)
 
 
 def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
@@ -115,6 +89,22 @@ def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
         doc.close()
         raise TooLargeError(str(path), f"PDF has {count} pages, limit is {opts.max_pages}")
     return doc
+
+
+def page_count(path: Path) -> int | None:
+    """Pages of a PDF (cheap: reads the page tree only), or None if not a readable PDF.
+
+    For planning work before parsing (the worker's fan-out); the parser itself
+    reports a broken file with a typed error.
+    """
+    with open(path, "rb") as fh:
+        if fh.read(5) != b"%PDF-":
+            return None
+    try:
+        with pymupdf.open(path) as pdf:
+            return int(pdf.page_count)
+    except Exception:  # noqa: BLE001 - the parser reports a broken PDF properly
+        return None
 
 
 def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:

@@ -20,7 +20,7 @@ It is cheap (pure Python over lines already extracted) and conservative: fewer
 than ``MIN_ROWS`` multi-piece rows or ``MIN_COLS`` columns yield nothing, and a
 panel drawn with characters (``|``, ``+-----+``: :func:`drawn_in_text`) is no
 table. Tables of figures whose columns the visual lines hide are
-``chunkweave.parsers.pdf_spaced``'s.
+``chunkweave.parsers.pdf.tables.spaced``'s.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from chunkweave.parsers.elements import Element, table_text
-from chunkweave.parsers.pdf_text import BBox, Line
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.tables.element import table_from_lines
+from chunkweave.parsers.pdf.text import Line
 
 MIN_ROWS = 3
 MIN_COLS = 3
@@ -173,6 +174,8 @@ def _build(
 
 #: Share of cells starting or ending in a frame character that makes a drawing.
 FRAMED_SHARE = 0.25
+#: Share of a column's filled cells that are frame characters when the column is a frame.
+FRAME_COLUMN_SHARE = 0.8
 _BOX = re.compile(r"^[|+\-=_*#]+$")
 _CORNER = re.compile(r"\+-{3,}|-{3,}\+")
 
@@ -193,30 +196,11 @@ def drawn_in_text(rows: Sequence[Sequence[str]]) -> bool:
         return True
     for col in zip(*rows, strict=False):
         filled = [c for c in col if c]
-        if len(filled) >= MIN_ROWS and sum(1 for c in filled if _BOX.match(c)) >= 0.8 * len(filled):
+        if len(filled) >= MIN_ROWS and sum(
+            1 for c in filled if _BOX.match(c)
+        ) >= FRAME_COLUMN_SHARE * len(filled):
             return True
     return False
-
-
-def table_from_lines(
-    pieces: Sequence[Line], rows: tuple[tuple[str, ...], ...], header_rows: int, page_no: int
-) -> Element:
-    """Return the ``table`` element of ``rows``, boxed around the text ``pieces`` it came from."""
-    bbox: BBox = (
-        min(ln.bbox[0] for ln in pieces),
-        min(ln.bbox[1] for ln in pieces),
-        max(ln.bbox[2] for ln in pieces),
-        max(ln.bbox[3] for ln in pieces),
-    )
-    return Element(
-        type="table",
-        text=table_text(rows),
-        page=page_no,
-        bbox=bbox,
-        rows=rows,
-        header_rows=header_rows,
-        order=0,
-    )
 
 
 def aligned_grid(lines: list[Line]) -> bool:

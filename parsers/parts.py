@@ -1,0 +1,33 @@
+"""Page-range parts of one parsed document, joined back into one document (any format)."""
+
+from __future__ import annotations
+
+from chunkweave.parsers.document import ParsedDocument
+from chunkweave.parsers.structure import finalize
+
+
+def join_parts(docs: list[ParsedDocument], *, source: str) -> ParsedDocument:
+    """One document from its page-range parts (in page order), structure recomputed.
+
+    The parts are parses of one file (``ParseOptions.page_range``); the result takes
+    the first part's facts, ``source`` as its path, every part's warnings once.
+    """
+    first = docs[0]
+    # Caption links (``ref``) point at part-local orders: clear them so finalize
+    # relinks every caption against the document-wide numbering.
+    elements = finalize(
+        el.model_copy(update={"ref": None}) if el.type == "caption" else el
+        for doc in docs
+        for el in doc.elements
+    )
+    warnings = tuple(dict.fromkeys(w for doc in docs for w in doc.warnings))
+    return ParsedDocument(
+        path=source,
+        format=first.format,
+        sha1=first.sha1,
+        page_count=first.page_count,
+        title=first.title,
+        elements=elements,
+        warnings=warnings,
+        parser=first.parser,
+    )

@@ -1,0 +1,96 @@
+"""Evidence against headings from their neighbours on the page: label runs, figure labels.
+
+Applied per page after every unit is typed: runs of label-like headings
+(:func:`demote_label_runs`) and headings inside a drawn figure
+(:func:`demote_figure_labels`) become paragraphs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.headings.numbering import numbering_depth
+
+#: Consecutive same-level un-numbered headings from this many on are labels.
+MIN_LABEL_RUN = 3
+#: Text units up to this many characters between a figure caption and the body
+#: above it are the figure's labels (a body paragraph is longer).
+MAX_LABEL_CHARS = 90
+
+_FIGURE_CAPTION = re.compile(r"^(?:fig(?:ure)?|chart|diagram|scheme)\b", re.IGNORECASE)
+
+
+def _never_listed(element: Element) -> bool:
+    return False
+
+
+def _label_like(element: Element, listed: Callable[[Element], bool]) -> bool:
+    """Return True for a heading that carries no numbering and is not in the outline."""
+    return (
+        element.type == "heading" and numbering_depth(element.text) is None and not listed(element)
+    )
+
+
+def demote_label_runs(
+    elements: Iterable[Element], listed: Callable[[Element], bool] = _never_listed
+) -> Iterator[Element]:
+    """Yield one page's ``elements`` with runs of label-like headings made paragraphs.
+
+    A run is :data:`MIN_LABEL_RUN` or more consecutive ``heading`` elements of one
+    level whose text carries no section numbering and which ``listed`` (the
+    outline check) does not vouch for, with no body element between them
+    (furniture and figures do not break a run): cover-page bullets, author
+    blocks and index letters look like that, sections never do. Titles,
+    numbered or listed headings and shorter runs are kept.
+    """
+    items = list(elements)
+    demote: set[int] = set()
+    run: list[int] = []
+    for i, el in enumerate(items):
+        if el.is_furniture or el.type == "figure":
+            continue
+        label = _label_like(el, listed)
+        if not label or (run and items[run[-1]].level != el.level):
+            if len(run) >= MIN_LABEL_RUN:
+                demote.update(run)
+            run = []
+        if label:
+            run.append(i)
+    if len(run) >= MIN_LABEL_RUN:
+        demote.update(run)
+    for i, el in enumerate(items):
+        yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el
+
+
+def demote_figure_labels(
+    elements: Iterable[Element], listed: Callable[[Element], bool] = _never_listed
+) -> Iterator[Element]:
+    """Yield one page's ``elements`` with headings inside a drawn figure made paragraphs.
+
+    Figure captions sit below the figure, so the short text units between a
+    "Figure N" caption and the last long body element above it are the figure's
+    own labels (boxes of a diagram, axis titles). When there are
+    :data:`MIN_LABEL_RUN` or more of them, the un-numbered headings among them
+    that ``listed`` does not vouch for become paragraphs: a bold label in a
+    diagram is not a section.
+    """
+    items = list(elements)
+    demote: set[int] = set()
+    for i, el in enumerate(items):
+        if el.type != "caption" or not _FIGURE_CAPTION.match(el.text):
+            continue
+        inside: list[int] = []
+        for j in range(i - 1, -1, -1):
+            prev = items[j]
+            if prev.is_furniture or prev.type == "figure":
+                continue
+            short = prev.type in ("heading", "paragraph") and len(prev.text) <= MAX_LABEL_CHARS
+            if not short or (prev.type == "heading" and not _label_like(prev, listed)):
+                break
+            inside.append(j)
+        if len(inside) >= MIN_LABEL_RUN:
+            demote.update(j for j in inside if items[j].type == "heading")
+    for i, el in enumerate(items):
+        yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el

@@ -1,0 +1,79 @@
+"""Rule evidence on a PDF page: vector strokes that could form a table (a cheap test).
+
+Run on every page before the expensive ``find_tables`` (:mod:`.ruled`), which only
+runs where this finds evidence.
+"""
+
+from __future__ import annotations
+
+import pymupdf
+
+
+def has_table_rules(page: pymupdf.Page) -> bool:
+    """Return True when the page's vector strokes could form a table (cheap).
+
+    Evidence: three or more horizontal rules of about the same extent (booktabs
+    style), or a grid: rules that meet other rules, at least three one way and two
+    the other. A frame around a code block or a note (two and two) is not enough,
+    nor is a frame plus an unrelated rule such as a footnote separator.
+    """
+    horizontal: list[tuple[float, float, float]] = []  # x0, x1, y
+    vertical: list[tuple[float, float, float]] = []  # y0, y1, x
+    top, bottom = 0.1 * page.rect.height, 0.9 * page.rect.height
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                # Rules in the header/footer bands separate furniture from the body.
+                if max(ay, by) < top or min(ay, by) > bottom:
+                    continue
+                if abs(ay - by) < 1 and abs(ax - bx) > 10:
+                    horizontal.append((min(ax, bx), max(ax, bx), ay))
+                elif abs(ax - bx) < 1 and abs(ay - by) > 5:
+                    vertical.append((min(ay, by), max(ay, by), ax))
+            elif item[0] == "re":
+                r = pymupdf.Rect(item[1])
+                if r.y1 < top or r.y0 > bottom:
+                    continue
+                if r.height < 3 and r.width > 10:
+                    horizontal.append((r.x0, r.x1, (r.y0 + r.y1) / 2))
+                elif r.width < 3 and r.height > 5:
+                    vertical.append((r.y0, r.y1, (r.x0 + r.x1) / 2))
+                elif r.width > 10 and r.height > 5:
+                    horizontal += [(r.x0, r.x1, r.y0), (r.x0, r.x1, r.y1)]
+                    vertical += [(r.y0, r.y1, r.x0), (r.y0, r.y1, r.x1)]
+    if _is_grid(horizontal, vertical):
+        return True
+    spans: dict[tuple[int, int], int] = {}
+    for x0, x1, _ in horizontal:
+        key = (round(x0 / 4), round(x1 / 4))
+        spans[key] = spans.get(key, 0) + 1
+    return any(n >= 3 for n in spans.values())
+
+
+#: Rules this close (points) count as meeting: strokes rarely join exactly.
+_TOUCH = 3.0
+
+#: Pages with more strokes than this (plots, drawings) get the plain count test;
+#: pairing every rule with every other would cost more than it saves.
+_MAX_PAIRING = 400
+
+
+def _is_grid(
+    horizontal: list[tuple[float, float, float]], vertical: list[tuple[float, float, float]]
+) -> bool:
+    """Return True when at least 3x2 (or 2x3) rules meet each other: a table's grid."""
+    if len(horizontal) < 2 or len(vertical) < 2:
+        return False
+    if len(horizontal) + len(vertical) > _MAX_PAIRING:
+        return len(horizontal) >= 3
+    h_hits = [0] * len(horizontal)
+    v_hits = [0] * len(vertical)
+    for i, (x0, x1, y) in enumerate(horizontal):
+        for j, (y0, y1, x) in enumerate(vertical):
+            if x0 - _TOUCH <= x <= x1 + _TOUCH and y0 - _TOUCH <= y <= y1 + _TOUCH:
+                h_hits[i] += 1
+                v_hits[j] += 1
+    rows = sum(n >= 2 for n in h_hits)
+    cols = sum(n >= 2 for n in v_hits)
+    return (rows >= 3 and cols >= 2) or (rows >= 2 and cols >= 3)
