@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     max_memory_mb: int = Field(default=2048, gt=0)
     max_attempts: int = Field(default=3, ge=1)
     fanout_pages: int = Field(default=200, gt=0)
-    # --- service (issue 5): queue, locks, job state, watcher, API ---------------------
+    # The service: queue, locks, job state, watcher, API.
     #: Celery queue the tasks are routed to (``chunkweave worker --queues`` reads it).
     queue: str = "chunkweave"
     #: Pages per fan-out part when a PDF is split (see ``chunkweave.worker.tasks.fanout``).

@@ -82,8 +82,7 @@ def expand_paths(patterns: Sequence[str]) -> tuple[list[Path], list[str]]:
     return list(found), unmatched
 
 
-# -- worker processes: one pipeline (embedder + client) per process, created once ---------
-
+#: The ingest pool's worker processes each build one pipeline (embedder and client) once.
 _PIPELINE: Pipeline | None = None
 
 
