@@ -144,3 +144,26 @@ def html_rows(rows: tuple[tuple[str, ...], ...], header_rows: int = 1) -> list[s
 def table_text(rows: tuple[tuple[str, ...], ...]) -> str:
     """Plain text of a table: cells joined by tabs, rows by newlines."""
     return "\n".join("\t".join(c for c in row) for row in rows)
+
+
+def table_element(
+    rows: tuple[tuple[str, ...], ...],
+    header_rows: int,
+    *,
+    page: int | None,
+    bbox: BBox | None = None,
+) -> Element:
+    """Return the ``table`` element of ``rows``, its text laid out by :func:`table_text`.
+
+    ``rows`` is rectangular and not empty; ``order`` is left at 0 for ``finalize`` to
+    number. Every table detector and backend builds its tables here.
+    """
+    return Element(
+        type="table",
+        text=table_text(rows),
+        rows=rows,
+        header_rows=header_rows,
+        page=page,
+        bbox=bbox,
+        order=0,
+    )

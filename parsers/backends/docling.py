@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from chunkweave.parsers.backends.tables import table_element
 from chunkweave.parsers.detect import detect_format
 from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
-from chunkweave.parsers.elements import Element, ElementType
+from chunkweave.parsers.elements import Element, ElementType, table_element
 from chunkweave.parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
 from chunkweave.parsers.structure import finalize
 
@@ -110,7 +109,7 @@ def _elements(doc: Any) -> Iterator[Element]:
         if etype == "table":
             rows, header_rows = _table(item)
             if rows:
-                yield table_element(rows, header_rows, page)
+                yield table_element(rows, header_rows, page=page)
             continue
         text = (getattr(item, "text", "") or "").strip()
         if not text and etype != "figure":

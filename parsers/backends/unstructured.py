@@ -28,10 +28,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from chunkweave.parsers.backends.tables import table_element
 from chunkweave.parsers.detect import detect_format
 from chunkweave.parsers.document import ParsedDocument, ParseOptions, file_sha1
-from chunkweave.parsers.elements import Element, ElementType
+from chunkweave.parsers.elements import Element, ElementType, table_element
 from chunkweave.parsers.errors import EmptyDocumentError, ParseError, ParserUnavailableError
 from chunkweave.parsers.structure import finalize
 
@@ -137,7 +136,7 @@ def _elements(raw: list[Any]) -> Iterator[Element]:
             rows = _html_rows(md.text_as_html or "")
             if rows:
                 header_rows = 1 if len(rows) >= 2 else 0
-                yield table_element(rows, header_rows, page)
+                yield table_element(rows, header_rows, page=page)
                 continue
             etype = "paragraph"
         if not text and etype != "figure":

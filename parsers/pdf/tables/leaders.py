@@ -24,9 +24,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from chunkweave.parsers.elements import Element
+from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.geometry import BBox, enclose, union
-from chunkweave.parsers.pdf.tables.element import table_element
 from chunkweave.parsers.pdf.text import Line
 from chunkweave.parsers.pdf.typography import set_close
 
@@ -189,4 +188,4 @@ def _edge_groups(rows: dict[int, _Row]) -> list[list[int]]:
 
 def _element(run: list[_Row], page_no: int) -> Element:
     bbox = enclose([row.bbox for row in run])
-    return table_element(tuple((row.entry, row.ref) for row in run), 0, bbox, page_no)
+    return table_element(tuple((row.entry, row.ref) for row in run), 0, page=page_no, bbox=bbox)

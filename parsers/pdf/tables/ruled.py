@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 import pymupdf
 
-from chunkweave.parsers.elements import Element
+from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.geometry import BBox, intersects
-from chunkweave.parsers.pdf.tables.element import table_element
 from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
 from chunkweave.parsers.pdf.text import clean_text
 
@@ -100,7 +99,7 @@ def _extract(page: pymupdf.Page, page_no: int, grids: list, gaps: bool = False) 
         if not _valid_content(rows, (x0, y0, x1, y1), page.rect):
             continue
         header = 1 if not t.header.external and len(rows) > 1 else 0
-        element = table_element(rows, header, (x0, y0, x1, y1), page_no)
+        element = table_element(rows, header, page=page_no, bbox=(x0, y0, x1, y1))
         out.append(PageTable(element=element, bbox=(x0, y0, x1, y1)))
     return out
 
