@@ -1,13 +1,13 @@
-"""What a search may filter on, whatever the store: :class:`Condition` values, all ANDed.
+"""What a search asks for, whatever the store: a request and its conditions, all ANDed.
 
-``ChunkStore.search`` takes a sequence of conditions and returns only chunks meeting
-every one of them (none: no filter). Each store translates them into its own query
+``ChunkStore.search`` takes one request and returns only chunks meeting every one of
+its conditions (none: no filter). Each store translates them into its own query
 language (Weaviate: :mod:`chunkweave.storage.weaviate.search`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -44,3 +44,18 @@ class Condition:
     property: str
     operator: Operator
     value: str | int
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search: its text, the query's vector, how many hits, the conditions, the mode.
+
+    Hybrid (keyword + ``vector``) by default; by vector only when ``hybrid`` is off;
+    by keyword only without a ``vector`` (the ``none`` embedder).
+    """
+
+    query: str
+    vector: Sequence[float] | None = None
+    k: int = 5
+    where: tuple[Condition, ...] = ()
+    hybrid: bool = True

@@ -24,7 +24,7 @@ from chunkweave.storage.values import (
 if TYPE_CHECKING:
     from chunkweave.chunking.models import Chunk
     from chunkweave.parsers.document import ParsedDocument
-    from chunkweave.storage.filters import Condition
+    from chunkweave.storage.filters import SearchRequest
     from chunkweave.storage.hits import Hit
     from chunkweave.storage.timing import StageTimer
 
@@ -95,19 +95,11 @@ class ChunkStore(Protocol):
         """Delete every chunk of ``doc_id``; return how many were deleted."""
         ...
 
-    def search(
-        self,
-        query: str,
-        vector: Sequence[float] | None,
-        *,
-        k: int = 5,
-        where: Sequence[Condition] = (),
-        hybrid: bool = True,
-    ) -> list[Hit]:
-        """Return the top ``k`` chunks for ``query`` that meet all of ``where``, best first.
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """Return the top ``request.k`` chunks meeting all of its conditions, best first.
 
-        Hybrid (keyword + ``vector``) by default; vector-only when ``hybrid`` is off or
-        there is no :attr:`keyword_index`; keyword-only without a ``vector``. With no
+        As :class:`SearchRequest` says, but vector-only where there is no
+        :attr:`keyword_index`. With no
         vector and no keyword index, or a property the store cannot filter on, raise
         ``StoreError`` (``chunkweave.storage.filters.FILTERABLE`` lists those it can).
         """

@@ -12,7 +12,7 @@ from weaviate.classes.query import Filter
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError, StoreUnavailableError
-from chunkweave.storage.filters import Condition, Operator
+from chunkweave.storage.filters import Condition, Operator, SearchRequest
 from chunkweave.storage.hits import relevance
 from chunkweave.storage.uuids import chunk_uuid, ledger_uuid
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
@@ -145,7 +145,7 @@ def test_search_returns_text_heading_path_pages_and_source(store_and_ledger):
     store_and_ledger.upsert(chunks, vectors(chunks))
     target = chunks[2]
     hits = store_and_ledger.search(
-        "topic z details", det_vector(target.embed_text, 16), k=3, hybrid=False
+        SearchRequest("topic z details", det_vector(target.embed_text, 16), k=3, hybrid=False)
     )
     assert hits[0].uuid == chunk_uuid(target.id)
     # Vector-only: score = 1 - cosine distance, best first; the query is the target's vector.
@@ -154,14 +154,19 @@ def test_search_returns_text_heading_path_pages_and_source(store_and_ledger):
     assert all(h.score == pytest.approx(1 - h.distance) for h in hits)
     assert (hits[0].text, hits[0].heading_path) == (target.text, target.heading_path)
     assert (hits[0].pages, hits[0].source) == (target.pages, target.source)
-    only_b = [Condition("doc_id", "equal", "doc-b")]
-    hybrid = store_and_ledger.search("topic x", det_vector("q", 16), k=5, where=only_b)
+    only_b = (Condition("doc_id", "equal", "doc-b"),)
+    hybrid = store_and_ledger.search(
+        SearchRequest("topic x", det_vector("q", 16), k=5, where=only_b)
+    )
     assert [h.doc_id for h in hybrid] == ["doc-b"]
-    assert [h.text for h in store_and_ledger.search("elsewhere", None, k=3)] == [
+    assert [h.text for h in store_and_ledger.search(SearchRequest("elsewhere", None, k=3))] == [
         "topic x elsewhere"
     ]
-    keyword = store_and_ledger.search("x", None)
-    for ranked in (store_and_ledger.search("topic x details", det_vector("q", 16), k=5), keyword):
+    keyword = store_and_ledger.search(SearchRequest("x", None))
+    for ranked in (
+        store_and_ledger.search(SearchRequest("topic x details", det_vector("q", 16), k=5)),
+        keyword,
+    ):
         scores = [h.score for h in ranked]  # hybrid fusion / BM25 scores: higher is better
         assert len(scores) > 1 and scores == sorted(scores, reverse=True)
 

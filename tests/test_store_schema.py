@@ -16,7 +16,7 @@ from weaviate.classes.query import Filter
 from chunkweave.chunking.models import Region
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.filters import FILTERABLE, Condition
+from chunkweave.storage.filters import FILTERABLE, Condition, SearchRequest
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.client import connect
@@ -129,10 +129,10 @@ def test_keyword_index_off_writes_no_bm25_index_and_searches_by_vector(weaviate_
         st.upsert(chunks, vectors(chunks))
         target = chunks[1]
         # Hybrid is asked for; the collection can only answer by vector.
-        hits = st.search("topic y details", det_vector(target.embed_text, 16), k=1)
+        hits = st.search(SearchRequest("topic y details", det_vector(target.embed_text, 16), k=1))
         assert [h.uuid for h in hits] == [chunk_uuid(target.id)]
         with pytest.raises(StoreError, match="no keyword index"):
-            st.search("topic y", None, k=1)
+            st.search(SearchRequest("topic y", None, k=1))
         # Reopened with the default config, the collection keeps what it was created with.
         again = WeaviateStore(st.client, weaviate_cfg, ID16)
         again.ensure_schema()
@@ -155,9 +155,9 @@ def test_every_filterable_property_filters(chunk_store):
         value = props[name][0] if isinstance(props[name], list) else props[name]
         hits = coll.query.fetch_objects(filters=Filter.by_property(name).equal(value), limit=10)
         assert chunk_uuid(target.id) in {str(o.uuid) for o in hits.objects}, name
-    unindexed = [Condition("chunker", "equal", target.chunker)]
+    unindexed = (Condition("chunker", "equal", target.chunker),)
     with pytest.raises(StoreError, match="chunker"):
-        chunk_store.search("paragraph", None, k=3, where=unindexed)
+        chunk_store.search(SearchRequest("paragraph", None, k=3, where=unindexed))
 
 
 @pytest.mark.integration
@@ -204,7 +204,7 @@ def test_version_2_collection_is_used_without_regions(weaviate_cfg, caplog):
         boxed = Region(page=1, bbox=(72.0, 90.0, 300.0, 200.0))
         chunks = [make_chunk("doc-a", i).model_copy(update={"regions": (boxed,)}) for i in range(3)]
         old.upsert(chunks, vectors(chunks))  # written, without their regions
-        [hit] = old.search(chunks[1].text, None, k=1)
+        [hit] = old.search(SearchRequest(chunks[1].text, None, k=1))
         assert hit.uuid == chunk_uuid(chunks[1].id) and hit.regions == ()
         # The schema is left as it was (no property added by the write).
         config = old.client.collections.use(weaviate_cfg.collection).config.get()

@@ -14,7 +14,7 @@ from weaviate.classes.query import Filter, MetadataQuery
 from weaviate.collections.classes.filters import _FilterByProperty, _Filters
 
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.filters import Condition, Operator
+from chunkweave.storage.filters import Condition, Operator, SearchRequest
 from chunkweave.storage.hits import Hit, relevance
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import REGIONS, read_regions
@@ -41,19 +41,17 @@ def where_filter(where: Sequence[Condition]) -> _Filters | None:
 def search_chunks(
     session: WeaviateSession,
     collection: str,
-    query: str,
-    vector: Sequence[float] | None,
-    *,
-    k: int,
+    request: SearchRequest,
     where: _Filters | None,
-    hybrid: bool,
+    *,
     keyword_index: bool,
 ) -> list[Hit]:
-    """Top ``k`` chunks of ``collection`` for ``query`` (see ``WeaviateStore.search``).
+    """Top ``request.k`` chunks of ``collection`` that ``where`` lets through.
 
-    Without a ``vector`` the search is BM25 only; without ``keyword_index`` a hybrid
+    Without a vector the search is BM25 only; without ``keyword_index`` a hybrid
     search is vector-only, and one without a vector raises :class:`StoreError`.
     """
+    query, vector, k, hybrid = request.query, request.vector, request.k, request.hybrid
     if vector is None and not keyword_index:
         raise StoreError(
             f"collection {collection!r} has no keyword index "

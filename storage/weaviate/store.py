@@ -22,7 +22,7 @@ from weaviate.collections.classes.filters import _Filters
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
-from chunkweave.storage.filters import Condition
+from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.hits import Hit
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
@@ -261,15 +261,7 @@ class WeaviateStore:
             ),
         )
 
-    def search(
-        self,
-        query: str,
-        vector: Sequence[float] | None,
-        *,
-        k: int = 5,
-        where: Sequence[Condition] = (),
-        hybrid: bool = True,
-    ) -> list[Hit]:
+    def search(self, request: SearchRequest) -> list[Hit]:
         """Top ``k`` chunks meeting all of ``where``: hybrid (BM25 + vector), vector-only, or BM25.
 
         Without a ``vector`` (the ``none`` embedder) the search is BM25 only. On a
@@ -279,10 +271,7 @@ class WeaviateStore:
         return search_chunks(
             self.session,
             self.cfg.collection,
-            query,
-            vector,
-            k=k,
-            where=where_filter(where),
-            hybrid=hybrid,
+            request,
+            where_filter(request.where),
             keyword_index=self.keyword_index,
         )

@@ -26,7 +26,7 @@ from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.filters import FILTERABLE, Condition
+from chunkweave.storage.filters import FILTERABLE, Condition, SearchRequest
 from chunkweave.storage.hits import Hit
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.ingest import Pipeline, open_pipeline
@@ -279,7 +279,7 @@ def search(query: str, k: int, filters: tuple[str, ...], hybrid: bool, as_json: 
                     "searching by vector only",
                     err=True,
                 )
-            hits = store.search(query, vector, k=k, where=where, hybrid=hybrid)
+            hits = store.search(SearchRequest(query, vector, k=k, where=where, hybrid=hybrid))
         finally:
             store.close()
     if as_json:
