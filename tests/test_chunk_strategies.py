@@ -18,7 +18,7 @@ from chunkweave.chunking.boundaries import (
 from chunkweave.chunking.models import Strategy
 from chunkweave.chunking.packing import pack_to_target
 from chunkweave.chunking.strategies import STRATEGIES, ChunkStrategy
-from tests.test_chunk_support import el, make_doc, words
+from tests.chunk_helpers import el, make_doc, words
 
 
 def test_every_strategy_the_options_name_has_one_value_in_the_table():
