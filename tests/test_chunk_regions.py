@@ -28,6 +28,7 @@ from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.join import join_continuations
 from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
+from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.ingest import open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
@@ -269,7 +270,7 @@ def test_regions_survive_upsert_and_come_back_from_search(weaviate_cfg, syntheti
             # A word of this chunk only (the longest: no stop word): ranked first.
             unique = texts[i] - set().union(*texts[:i], *texts[i + 1 :])
             word = max(unique, key=lambda w: (len(w), w))
-            [hit] = pipeline.store.search(word, None, k=1)
+            [hit] = pipeline.store.search(SearchRequest(word, None, k=1))
             assert hit.text == chunk.text
             assert hit.regions == chunk.regions and hit.regions
             assert covered_share(pdf, hit.text, hit.regions) >= MIN_COVERED
@@ -306,7 +307,7 @@ def test_search_json_prints_the_regions(weaviate_cfg, synthetic):
     embedder = make_embedder(EmbedderConfig(kind="none"))
     store = WeaviateStore.open(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
     try:
-        [api_hit] = store.search("p5w7", None, k=1)
+        [api_hit] = store.search(SearchRequest("p5w7", None, k=1))
         assert api_hit.regions == regions
     finally:
         store.client.collections.delete(weaviate_cfg.collection)
@@ -335,7 +336,7 @@ def test_an_edit_that_moves_a_chunk_on_its_page_updates_its_regions(weaviate_cfg
         assert outcome.chunks_added == 0  # same IDs: nothing re-embedded
         assert len(embedder.embedded) == embedded
         chunk = pipeline.chunk(edited, source=str(synthetic), doc_id="moved")[0]
-        [hit] = pipeline.store.search("p0w10", None, k=1)
+        [hit] = pipeline.store.search(SearchRequest("p0w10", None, k=1))
         assert hit.regions == chunk.regions
         assert (hit.uuid, chunk.chunk_index) == (chunk_uuid(chunk.id), 0)
         # Written again with the vector it was stored with.

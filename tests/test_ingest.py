@@ -14,6 +14,7 @@ from chunkweave.storage import ingest
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import EmbedderError, EmbeddingServiceError
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
+from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.ingest import Pipeline, open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
@@ -210,7 +211,7 @@ def test_none_embedder_stores_without_vectors_and_bm25_finds_them(weaviate_cfg):
         chunks = [make_chunk("doc", i, text=f"alpha beta {w}") for i, w in enumerate("xyz")]
         assert pipe.writer.upsert(chunks).added == 3
         assert embedder.embedded == []
-        hits = store.search("beta y", None, k=1)
+        hits = store.search(SearchRequest("beta y", None, k=1))
         assert [h.text for h in hits] == ["alpha beta y"]
     finally:
         store.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
