@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -151,9 +151,18 @@ class Pipeline:
         )
         return unchanged, previous
 
-    def ingest_parsed(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocOutcome:
-        """Chunk, then write the document in one part: upsert, prune, ledger."""
-        return self._ingest_parsed(doc, source, doc_id, time.monotonic(), StageTimer())
+    def ingest_parsed(
+        self,
+        doc: ParsedDocument,
+        *,
+        source: str,
+        doc_id: str,
+        chunks: Sequence[Chunk] | None = None,
+    ) -> DocOutcome:
+        """Chunk (unless ``chunks`` is ``doc`` already chunked), then write it in one part."""
+        return self._ingest_parsed(
+            doc, source, doc_id, time.monotonic(), StageTimer(), chunks=chunks
+        )
 
     _UNREAD = LedgerEntry(doc_id="", source="", status="failed")  # "not read yet"
 
@@ -165,14 +174,17 @@ class Pipeline:
         started: float,
         timer: StageTimer,
         previous: LedgerEntry | None = _UNREAD,
+        *,
+        chunks: Sequence[Chunk] | None = None,
     ) -> DocOutcome:
         warnings = doc.warnings
         try:
             if previous is self._UNREAD:  # the join of a fan-out: not checked yet
                 with timer.stage("check"):
                     previous = self.ledger.get(doc_id)
-            with timer.stage("chunk"):
-                chunks = self.chunk(doc, source=source, doc_id=doc_id)
+            if chunks is None:
+                with timer.stage("chunk"):
+                    chunks = self.chunk(doc, source=source, doc_id=doc_id)
             if not chunks:
                 reason = f"{source}: no chunks (document has no text content)"
                 code = ErrorCode.EMPTY

@@ -154,8 +154,18 @@ class IngestPipeline(Protocol):
         """Return an ``unchanged`` outcome when the stored version is current, else None."""
         ...
 
-    def ingest_parsed(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocOutcome:
-        """Ingest an already parsed document (the join of a fan-out)."""
+    def ingest_parsed(
+        self,
+        doc: ParsedDocument,
+        *,
+        source: str,
+        doc_id: str,
+        chunks: Sequence[Chunk] | None = None,
+    ) -> DocOutcome:
+        """Ingest an already parsed document (the join of a fan-out).
+
+        ``chunks``: ``doc`` already chunked by :meth:`chunk`, so it is not chunked again.
+        """
         ...
 
     def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:

@@ -67,7 +67,9 @@ class StandinPipeline:
     def check_unchanged(self, path: Path, *, source: str, doc_id: str) -> DocOutcome | None:
         return None  # documents are never fanned out here
 
-    def ingest_parsed(self, doc: object, *, source: str, doc_id: str) -> DocOutcome:
+    def ingest_parsed(
+        self, doc: object, *, source: str, doc_id: str, chunks: object = None
+    ) -> DocOutcome:
         raise NotImplementedError("the stand-in does not parse")
 
     def close(self) -> None:

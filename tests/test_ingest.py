@@ -54,6 +54,20 @@ class FailingEmbedder(CountingEmbedder):
         raise self.error
 
 
+def test_ingest_parsed_with_its_chunks_does_not_chunk_again(tmp_path, monkeypatch):
+    # The fan-out's join chunks the document to pick its write path, then hands the
+    # chunks on: the pipeline writes exactly those and never chunks a second time.
+    path = _docx(tmp_path / "a.docx")
+    doc, source, doc_id = parse_document(path), str(path), doc_id_for(path)
+    store = MemoryStore()
+    pipe = Pipeline(store=store, embedder=CountingEmbedder())
+    chunks = pipe.chunk(doc, source=source, doc_id=doc_id)
+    monkeypatch.setattr(pipe, "chunk", lambda *a, **kw: pytest.fail("chunked again"))
+    outcome = pipe.ingest_parsed(doc, source=source, doc_id=doc_id, chunks=chunks)
+    assert (outcome.status, outcome.chunks_added) == ("added", len(chunks))
+    assert store.doc_uuids(doc_id) == {chunk_uuid(c.id) for c in chunks}
+
+
 def test_ingest_then_unchanged_then_delete_on_any_chunk_store(tmp_path):
     store = MemoryStore()
     pipe = Pipeline(store=store, embedder=CountingEmbedder())

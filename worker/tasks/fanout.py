@@ -158,7 +158,7 @@ def finish_document(task: Task, run: DocRun, *, sha1: str, parts: int) -> dict[s
         result = slices.start(run, task, doc, chunks)
     else:
         with write_lock(task, run):
-            outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id)
+            outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id, chunks=chunks)
         result = run.done(outcome)
     scratch.clear(parts)
     return result
