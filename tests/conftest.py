@@ -13,11 +13,14 @@ set on its own free loopback ports, only once one of its tests asks for a server
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+ROOT = str(Path(__file__).resolve().parents[1])
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 
 pytest_plugins = [
@@ -37,6 +40,19 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.fail(f"shared corpus not found at {CORPUS}")
     return CORPUS.resolve()
+
+
+@pytest.fixture(scope="session")
+def tree_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel ``pip wheel`` builds from the tree, once per session (or xdist worker)."""
+    out = tmp_path_factory.mktemp("pip-wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), ROOT],
+        check=True,
+        timeout=900,
+    )
+    (wheel,) = out.glob("chunkweave-*.whl")
+    return wheel
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -295,23 +295,14 @@ def test_every_module_imports_alone():
     assert failed == {}
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        check=True,
-        timeout=600,
-    )
-    (built,) = out.glob("chunkweave-*.whl")
-    return built
-
-
-def test_wheel_installs_one_top_level_package(wheel: Path, tmp_path: Path):
-    with zipfile.ZipFile(wheel) as zf:
+def test_wheel_installs_one_top_level_package(tree_wheel: Path, tmp_path: Path):
+    with zipfile.ZipFile(tree_wheel) as zf:
         names = zf.namelist()
     top = {n.split("/")[0] for n in names}
-    assert top == {"chunkweave", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}
+    assert top == {
+        "chunkweave",
+        f"{tree_wheel.name.split('-')[0]}-{tree_wheel.name.split('-')[1]}.dist-info",
+    }
     # The parts, their data (the bundled model, the PGO profile) and real files, not links.
     for needed in (
         "chunkweave/parsers/api.py",
@@ -323,10 +314,20 @@ def test_wheel_installs_one_top_level_package(wheel: Path, tmp_path: Path):
         assert needed in names
 
 
-def test_app_with_its_own_worker_and_storage_can_enqueue(wheel: Path, tmp_path: Path):
+def test_app_with_its_own_worker_and_storage_can_enqueue(tree_wheel: Path, tmp_path: Path):
     site = tmp_path / "site-packages"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), wheel],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(site),
+            tree_wheel,
+        ],
         check=True,
         timeout=300,
     )

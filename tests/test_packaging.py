@@ -113,19 +113,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return sdist, wheel
 
 
-@pytest.fixture(scope="module")
-def tree_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``pip wheel`` on the tree (as ``tests/test_layout.py`` builds it)."""
-    out = tmp_path_factory.mktemp("pip-wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        check=True,
-        timeout=900,
-    )
-    (wheel,) = out.glob("chunkweave-*.whl")
-    return wheel
-
-
 @pytest.mark.slow
 def test_wheel_from_the_sdist_has_the_files_of_the_tree_wheel(
     built: tuple[Path, Path], tree_wheel: Path
