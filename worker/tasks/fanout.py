@@ -68,7 +68,9 @@ def fan_out(run: DocRun, path: Path, *, force: bool) -> dict[str, Any] | None:
     if parts is None:
         return None
     if not force:
-        skip = run.rt.pipeline.check_unchanged(path, source=run.source, doc_id=run.doc_id)
+        skip = run.rt.pipeline.check_unchanged(
+            path, source=run.source, doc_id=run.doc_id, **run.carried()
+        )
         if skip is not None:
             return run.done(skip)
     start(run, parts)
@@ -92,6 +94,7 @@ def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
                 "first": first,
                 "last": last,
                 "parts": len(parts),
+                **run.carried(),
             }
         )
 
@@ -132,6 +135,7 @@ def parse_part(
                 "doc_id": run.doc_id,
                 "sha1": sha1,
                 "parts": parts,
+                **run.carried(),
             }
         )
     run.running(stage=f"parsed {count}/{parts} parts", progress=count / (parts + 1))
@@ -158,7 +162,9 @@ def finish_document(task: Task, run: DocRun, *, sha1: str, parts: int) -> dict[s
         result = slices.start(run, task, doc, chunks)
     else:
         with write_lock(task, run):
-            outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id, chunks=chunks)
+            outcome = rt.pipeline.ingest_parsed(
+                doc, source=source, doc_id=doc_id, chunks=chunks, **run.carried()
+            )
         result = run.done(outcome)
     scratch.clear(parts)
     return result
