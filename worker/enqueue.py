@@ -7,8 +7,9 @@ Producers send tasks by name (``send_task``): they need Redis, not the pipeline.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
@@ -123,6 +124,38 @@ def check_job_tenant(tenant: str | None, settings: Settings) -> str | None:
             "CHUNKWEAVE_WEAVIATE__MULTI_TENANCY=true (on a new collection)"
         )
     return check_tenant(tenant)
+
+
+def command_line_metadata(
+    pairs: Sequence[str], meta_file: str | None, settings: Settings
+) -> dict[str, object]:
+    """Metadata from ``--meta-file FILE`` (a JSON object) and ``--meta KEY=VALUE`` options.
+
+    Values of ``--meta`` are text read as the key's declared type (a list: items
+    separated by commas, or the option repeated); ``--meta`` wins over the file.
+    Raises ``ValueError`` naming the option or file, the key and why.
+    """
+    cfg = settings.weaviate.metadata
+    merged: dict[str, object] = {}
+    if meta_file:
+        try:
+            raw = json.loads(Path(meta_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise MetadataError(f"{meta_file}: not a readable JSON file: {err}") from None
+        if not isinstance(raw, dict):
+            raise MetadataError(f"{meta_file}: expected a JSON object of metadata")
+        merged.update(jsonable(validate_metadata(raw, cfg, where=meta_file)))
+    given: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise MetadataError(f"--meta {pair!r}: expected KEY=VALUE")
+        given.setdefault(key, []).append(value)
+    texts = {k: v[0] if len(v) == 1 else json.dumps(v) for k, v in given.items()}
+    merged.update(jsonable(validate_metadata(texts, cfg, where="--meta", from_text=True)))
+    if meta_file and texts:
+        validate_metadata(merged, cfg, where="--meta and --meta-file")
+    return merged
 
 
 def caller_metadata(
@@ -249,8 +282,20 @@ class Enqueuer:
     def _doc_metadata(
         self, source: str, common: Mapping[str, object], own: Mapping[str, object] | None
     ) -> dict[str, object]:
-        """Merge a document's sidecar (if a local file has one) under the caller's metadata."""
-        cfg = self.settings.weaviate.metadata
+        return self.doc_metadata(source, common, own, self.settings)
+
+    @staticmethod
+    def doc_metadata(
+        source: str,
+        common: Mapping[str, object],
+        own: Mapping[str, object] | None,
+        settings: Settings,
+    ) -> dict[str, object]:
+        """Merge a document's sidecar (if a local file has one) under the caller's metadata.
+
+        Raises :class:`MetadataError` naming the sidecar (or the source), the key and why.
+        """
+        cfg = settings.weaviate.metadata
         sidecar = read_sidecar(source, cfg) if "://" not in source else None
         merged = {**jsonable(sidecar or {}), **common, **(own or {})}
         if sidecar and (common or own):  # the merge must still hold the bounds
