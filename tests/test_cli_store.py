@@ -163,6 +163,7 @@ def test_keyword_index_off_from_the_environment_gives_vector_only_search(
             client.collections.delete([collection, weaviate_cfg.ledger_collection + "NoBm25"])
 
 
+@pytest.mark.slow
 def test_cli_metadata_sidecars_principals_filters_and_tenants(weaviate_cfg, tmp_path):
     from docx import Document
 

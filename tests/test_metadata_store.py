@@ -124,6 +124,11 @@ def test_metadata_only_change_embeds_nothing_on_any_store(tmp_path):
     assert {m["acl"][0] for m in store.metadata.values()} == {"y"}
     (entry,) = store.ledger.rows.values()
     assert entry.metadata == {"acl": ["y"]}
+    # Text and metadata change together: new chunks embedded, kept ones re-tagged.
+    _docx(path, paragraphs=5)
+    both = pipe.ingest(path, metadata={"acl": ["z"]})
+    assert both.chunks_added > 0 and len(embedder.embedded) == embedded + both.chunks_added
+    assert {m["acl"][0] for u, m in store.metadata.items() if u in store.objects} == {"z"}
 
 
 @pytest.fixture
@@ -200,3 +205,32 @@ def test_multi_tenancy_is_refused_on_a_single_tenant_collection(weaviate_cfg):
     finally:
         single.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
         single.close()
+
+
+@pytest.mark.integration
+def test_documents_without_an_acl_are_public_only_when_the_collection_says_so(
+    weaviate_cfg, tmp_path
+):
+    embedder = CountingEmbedder()
+    identity = EmbedderIdentity(embedder.name, embedder.dimension)
+    public = weaviate_cfg.model_copy(update={"metadata": MetadataConfig(public_without_acl=True)})
+    store = WeaviateStore.open(public, identity)
+    try:
+        pipe = Pipeline(store=store, embedder=embedder)
+        open_doc = _docx(tmp_path / "open.docx")
+        private = _docx(tmp_path / "private.docx", paragraphs=2)
+        pipe.ingest(open_doc)
+        pipe.ingest(private, metadata={"acl": ["team-x"]})
+        open_id, private_id = (f"file://{p}" for p in (open_doc, private))
+        assert _search(store, principals=("team-x",)) == {open_id, private_id}
+        assert _search(store, principals=("team-y",)) == _search(store, principals=()) == {open_id}
+        assert _search(store) == {open_id, private_id}  # no access filter asked for
+        closed = WeaviateStore(store.client, weaviate_cfg, identity)
+        closed.ensure_schema()
+        assert _search(closed, principals=("team-y",)) == set()
+        assert _search(closed, principals=("team-x",)) == {private_id}
+        with pytest.raises(StoreError, match="not declared"):
+            store.upsert([], None, metadata={"colour": "red"})
+    finally:
+        store.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
+        store.close()

@@ -10,6 +10,7 @@ from typing import Any
 from weaviate.classes.config import DataType, Property, Tokenization
 
 from chunkweave.chunking.models import Chunk, Region
+from chunkweave.storage.errors import StoreError
 from chunkweave.storage.metadata import (
     ACL,
     HAS_ACL,
@@ -192,6 +193,9 @@ def meta_values(metadata: Mapping[str, Any], cfg: MetadataConfig) -> dict[str, A
     key the document lacks is left out, so it reads back as null.
     """
     declared = cfg.declared()
+    unknown = sorted(set(metadata) - set(declared))
+    if unknown:  # never left to Weaviate's auto-schema: it would add them silently
+        raise StoreError(f"metadata keys {unknown} are not declared (see MetadataConfig)")
     props: dict[str, Any] = {
         k: datetime.fromisoformat(v) if declared.get(k) == "date" and isinstance(v, str) else v
         for k, v in metadata.items()
