@@ -134,9 +134,13 @@ class Pipeline:
         meta = dict(metadata or {})
         try:
             with timer.stage("check"):
-                skip, previous = self._check(path, source, doc_id, started, meta, tenant)
+                skip, previous, sha1 = self._check(path, source, doc_id, started, meta, tenant)
             if skip is not None and not force:
                 return skip.model_copy(update={"timings": timer.rounded()})
+            if previous is not None and not force and self._same_content(previous, sha1):
+                retagged = self._retag(previous, meta, tenant, started, timer)
+                if retagged is not None:
+                    return retagged
             with timer.stage("parse"):
                 doc = parse_document(path, self.parse_opts)
         except ParseError as err:
@@ -183,12 +187,15 @@ class Pipeline:
         started: float,
         metadata: Mapping[str, Any],
         tenant: str | None,
-    ) -> tuple[DocOutcome | None, LedgerEntry | None]:
-        """Return the ``unchanged`` outcome (or None) and the ledger entry: one ledger read."""
+    ) -> tuple[DocOutcome | None, LedgerEntry | None, str]:
+        """Return the ``unchanged`` outcome (or None), the ledger entry and the file's sha1.
+
+        One file hash and one ledger read.
+        """
         sha1 = file_sha1(path)
         previous = self.scope(tenant).ledger.get(doc_id)
         if previous is None or not self._is_current(previous, sha1, metadata):
-            return None, previous
+            return None, previous, sha1
         unchanged = DocOutcome(
             source=source,
             doc_id=doc_id,
@@ -197,7 +204,7 @@ class Pipeline:
             chunks_unchanged=previous.chunk_count,
             seconds=time.monotonic() - started,
         )
-        return unchanged, previous
+        return unchanged, previous, sha1
 
     def ingest_parsed(
         self,
@@ -358,6 +365,54 @@ class Pipeline:
         )
         base.update(source=source, status="failed", error=error, error_code=code, tenant=tenant)
         ledger.put(LedgerEntry(**base))
+
+    def _same_content(self, entry: LedgerEntry, sha1: str) -> bool:
+        """Whether version ``sha1`` is stored as is, but perhaps for its metadata."""
+        return (
+            entry.status == "ok"
+            and entry.doc_sha1 == sha1
+            and entry.chunker == self.fingerprint
+            and entry.embedder == self.embedder_id
+        )
+
+    def _retag(
+        self,
+        previous: LedgerEntry,
+        metadata: dict[str, Any],
+        tenant: str | None,
+        started: float,
+        timer: StageTimer,
+    ) -> DocOutcome | None:
+        """Give a document whose metadata alone changed its new metadata, in place.
+
+        Its stored chunks are written again with their vectors: nothing is parsed,
+        chunked or embedded. ``None`` when the store does not hold the chunks the
+        ledger counts (a write cut short): the caller then ingests the document whole.
+        """
+        scope = self.scope(tenant)
+        with timer.stage("upsert"):
+            written = scope.store.retag(previous.doc_id, metadata)
+        if written != previous.chunk_count:
+            return None
+        plan = WritePlan(
+            doc_id=previous.doc_id,
+            source=previous.source,
+            doc_sha1=previous.doc_sha1,
+            pages=previous.pages,
+            existed=True,
+            metadata=metadata,
+            tenant=tenant,
+        )
+        scope.writer.record_ok(plan, chunks=written)
+        return DocOutcome(
+            source=previous.source,
+            doc_id=previous.doc_id,
+            status="updated",
+            pages=previous.pages,
+            chunks_unchanged=written,
+            seconds=time.monotonic() - started,
+            timings=timer.rounded(),
+        )
 
     def _is_current(self, entry: LedgerEntry, sha1: str, metadata: Mapping[str, Any]) -> bool:
         return (

@@ -92,6 +92,10 @@ class ChunkStore(Protocol):
         """
         ...
 
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        """Write the stored chunks of ``doc_id`` again with ``metadata`` (vectors kept)."""
+        ...
+
     def for_tenant(self, tenant: str) -> ChunkStore:
         """Return this store scoped to ``tenant`` (created on first use; same connection)."""
         ...

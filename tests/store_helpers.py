@@ -111,6 +111,7 @@ class MemoryStore:
         self.objects: dict[str, tuple[str, Sequence[float] | None]] = {}
         self.position: dict[str, StoredPosition] = {}
         self.metadata: dict[str, dict[str, Any]] = {}
+        self.retagged = 0
         self.ledger = MemoryLedger()
         self.closed = False
 
@@ -137,6 +138,14 @@ class MemoryStore:
             self.position[chunk_uuid(c.id)] = StoredPosition(c.chunk_index, c.regions, meta)
             self.metadata[chunk_uuid(c.id)] = dict(metadata or {})
         return len(chunks)
+
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        uuids = self.doc_uuids(doc_id)
+        for u in uuids:
+            self.metadata[u] = dict(metadata)
+            self.position[u] = self.position[u]._replace(meta_sha1=metadata_sha1(metadata))
+        self.retagged += len(uuids)
+        return len(uuids)
 
     def doc_uuids(self, doc_id: str) -> set[str]:
         return {u for u, (d, _) in self.objects.items() if d == doc_id}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from docx import Document
 
+from chunkweave.storage import ingest as ingest_module
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import Condition, SearchRequest
 from chunkweave.storage.ingest import Pipeline
@@ -98,6 +99,10 @@ def test_sidecar_is_read_and_a_bad_one_names_itself(tmp_path):
         read_sidecar(str(doc), CFG)
 
 
+def _no_parsing(*args: object) -> None:
+    raise AssertionError("parsed a document whose content did not change")
+
+
 def _docx(path: Path, paragraphs: int = 4) -> Path:
     doc = Document()
     doc.add_heading("Intro", level=1)
@@ -109,7 +114,7 @@ def _docx(path: Path, paragraphs: int = 4) -> Path:
     return path
 
 
-def test_metadata_only_change_embeds_nothing_on_any_store(tmp_path):
+def test_metadata_only_change_embeds_nothing_on_any_store(tmp_path, monkeypatch):
     store = MemoryStore()
     embedder = CountingEmbedder()
     pipe = Pipeline(store=store, embedder=embedder)
@@ -118,8 +123,11 @@ def test_metadata_only_change_embeds_nothing_on_any_store(tmp_path):
     embedded = len(embedder.embedded)
     assert first.status == "added" and embedded > 0
     assert pipe.ingest(path, metadata={"acl": ["x"]}).status == "unchanged"
-    again = pipe.ingest(path, metadata={"acl": ["y"]})
+    with monkeypatch.context() as m:  # a metadata-only change is not even parsed
+        m.setattr(ingest_module, "parse_document", _no_parsing)
+        again = pipe.ingest(path, metadata={"acl": ["y"]})
     assert again.status == "updated" and again.chunks_added == 0
+    assert again.chunks_unchanged == first.chunks_added == store.retagged
     assert len(embedder.embedded) == embedded
     assert {m["acl"][0] for m in store.metadata.values()} == {"y"}
     (entry,) = store.ledger.rows.values()
@@ -153,7 +161,7 @@ def _search(store: WeaviateStore, **kw) -> set[str]:
 
 
 @pytest.mark.integration
-def test_tenants_acls_and_metadata_on_real_weaviate(mt_pipeline, tmp_path):
+def test_tenants_acls_and_metadata_on_real_weaviate(mt_pipeline, tmp_path, monkeypatch):
     pipe, embedder = mt_pipeline
     a_doc, b_doc = _docx(tmp_path / "a.docx"), _docx(tmp_path / "b.docx", paragraphs=2)
     meta = {"acl": ["team-x"], "version": "3"}
@@ -176,7 +184,17 @@ def test_tenants_acls_and_metadata_on_real_weaviate(mt_pipeline, tmp_path):
     assert _search(store, tenant="b", where=where) == set()
 
     embedded = len(embedder.embedded)
-    moved = pipe.ingest(a_doc, tenant="a", metadata={"acl": ["team-y"], "version": "3"})
+    stored = pipe.scope("a").store
+    uuids = stored.doc_uuids(a_id)
+    vectors_before = stored.vectors(uuids)
+    positions = {u: p[:2] for u, p in stored.positions(uuids).items()}
+    texts = {h.text for h in store.search(SearchRequest("zebras", None, k=50, tenant="a"))}
+    with monkeypatch.context() as m:  # rewritten in place: not parsed, not embedded
+        m.setattr(ingest_module, "parse_document", _no_parsing)
+        moved = pipe.ingest(a_doc, tenant="a", metadata={"acl": ["team-y"], "version": "3"})
+    assert stored.vectors(uuids) == vectors_before and stored.doc_uuids(a_id) == uuids
+    assert {u: p[:2] for u, p in stored.positions(uuids).items()} == positions
+    assert {h.text for h in store.search(SearchRequest("zebras", None, k=50, tenant="a"))} == texts
     assert moved.status == "updated" and moved.chunks_added == 0
     assert len(embedder.embedded) == embedded  # nothing re-embedded
     assert _search(store, tenant="a", principals=("team-y",)) == {a_id}

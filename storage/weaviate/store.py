@@ -24,7 +24,7 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.hits import Hit
-from chunkweave.storage.metadata import META_SHA1
+from chunkweave.storage.metadata import HAS_ACL, META_SHA1
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
@@ -195,6 +195,11 @@ class WeaviateStore:
             )
             for i, c in enumerate(chunks)
         }
+        return self._send(pending)
+
+    def _send(self, pending: dict[str, Pending]) -> int:
+        """Write ``pending`` (retrying transient failures); return how many were written."""
+        total = len(pending)
         delay = 0.5
         for attempt in range(self.cfg.retries + 1):
             # Probe first: on a dead server the client's own gRPC retries take ~15 s.
@@ -211,13 +216,12 @@ class WeaviateStore:
                 else dict.fromkeys(pending, "server unavailable")
             )
             if not errors:
-                return len(chunks)
+                return total
             permanent = {u: msg for u, msg in errors.items() if not is_transient(msg)}
             if permanent:
                 reasons = sorted(set(permanent.values()))[:5]
                 raise StoreError(
-                    f"Weaviate rejected {len(permanent)} of {len(pending)} objects: "
-                    + "; ".join(reasons)
+                    f"Weaviate rejected {len(permanent)} of {total} objects: " + "; ".join(reasons)
                 )
             if attempt == self.cfg.retries:
                 sample = next(iter(errors.values()))
@@ -254,6 +258,30 @@ class WeaviateStore:
     def delete_doc(self, doc_id: str) -> int:
         """Delete every chunk of ``doc_id``; returns how many were deleted."""
         return self.delete_where(Filter.by_property("doc_id").equal(doc_id))
+
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        """Write every stored chunk of ``doc_id`` again with ``metadata``; return the count.
+
+        Each chunk keeps its vector and every other property (read back and sent
+        unchanged): only the metadata properties are replaced, and a declared key the
+        new metadata lacks reads back as null. Nothing is parsed or embedded.
+        """
+        meta = meta_values(metadata, self.cfg.metadata)
+        old = {*self.cfg.metadata.declared(), HAS_ACL, META_SHA1}
+        ids = sorted(self.doc_uuids(doc_id))
+        written = 0
+        for start in range(0, len(ids), self.page_size):
+            page = ids[start : start + self.page_size]
+            where = Filter.by_id().contains_any(page)
+            pending: dict[str, Pending] = {}
+            for o in self._fetch(where, len(page), None, vector=True):
+                props = {k: v for k, v in o.properties.items() if k not in old and v is not None}
+                vector = o.vector
+                if isinstance(vector, dict):  # named vectors: this collection has one
+                    vector = next(iter(vector.values()), None)
+                pending[str(o.uuid)] = ({**props, **meta}, list(vector) if vector else None)
+            written += self._send(pending)
+        return written
 
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
         """Return the stored ``chunk_index`` and regions of those of ``uuids`` stored."""
@@ -320,7 +348,7 @@ class WeaviateStore:
         self,
         where: _Filters,
         limit: int,
-        props: list[Any],
+        props: list[Any] | None,
         sort: bool = False,
         vector: bool = False,
     ) -> Any:
