@@ -105,6 +105,9 @@ def test_tenant_b_cannot_see_or_touch_tenant_a(client: TestClient, settings: Set
     everyone = {j["id"] for j in client.get("/jobs", headers=_as(ADMIN)).json()["jobs"]}
     assert {job_a, own} <= everyone
     assert client.get("/jobs", headers=_as("wrong")).status_code == 401
+    # the shared counters count every tenant's documents: main token only
+    assert client.get("/metrics", headers=_as(TOKEN_B)).status_code == 403
+    assert client.get("/metrics", headers=_as(ADMIN)).status_code == 200
 
 
 def test_metadata_is_checked_before_anything_is_queued(

@@ -306,8 +306,13 @@ def delete_document(
 
 
 @authed.get("/metrics")
-def metrics(request: Request) -> Response:
-    """Prometheus text exposition of the shared counters and queue depth."""
+def metrics(request: Request, caller: CallerDep) -> Response:
+    """Prometheus text exposition of the shared counters and queue depth.
+
+    Counts every tenant's documents: not for a tenant-scoped token (403).
+    """
+    if caller.tenants is not None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "metrics need the main API token")
     registry: CollectorRegistry = request.app.state.metrics
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
