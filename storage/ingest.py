@@ -366,6 +366,28 @@ class Pipeline:
         base.update(source=source, status="failed", error=error, error_code=code, tenant=tenant)
         ledger.put(LedgerEntry(**base))
 
+    def retag_unchanged(
+        self,
+        path: str | Path,
+        *,
+        source: str,
+        doc_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+    ) -> DocOutcome | None:
+        """Give the document its new metadata in place if nothing but that changed.
+
+        Returns the ``updated`` outcome (nothing parsed or embedded), or ``None`` when
+        the document is current or its content changed (the caller ingests it).
+        Raises ``OSError`` for an unreadable file and :class:`StoreError`.
+        """
+        started, timer, meta = time.monotonic(), StageTimer(), dict(metadata or {})
+        with timer.stage("check"):
+            skip, previous, sha1 = self._check(path, source, doc_id, started, meta, tenant)
+        if skip is not None or previous is None or not self._same_content(previous, sha1):
+            return None
+        return self._retag(previous, meta, tenant, started, timer)
+
     def _same_content(self, entry: LedgerEntry, sha1: str) -> bool:
         """Whether version ``sha1`` is stored as is, but perhaps for its metadata."""
         return (

@@ -9,6 +9,7 @@ the new ACL holds. An S3 object's user metadata and tags arrive on its chunks.
 from __future__ import annotations
 
 import json
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -192,3 +193,39 @@ def test_s3_object_metadata_and_tags_arrive_on_the_chunks(
     assert hit.metadata == {"version": "7", "acl": ["team-s3", "team-ops"], "dept": "legal"}
     entry = scoped.open_ledger().get(doc_id_for(uri))
     assert entry is not None and entry.metadata["dept"] == "legal"
+
+
+def test_a_fanned_out_pdf_gets_new_metadata_without_parsing_or_embedding(
+    tenant_env, tenant_settings, chunks, workers, corpus: Path, tmp_path
+):
+    env = dict(tenant_env, CHUNKWEAVE_FANOUT_PAGES="1", CHUNKWEAVE_FANOUT_PART_PAGES="1")
+    pdf = Path(shutil.copy(corpus / "multi_page.pdf", tmp_path / "multi_page.pdf"))
+    counted = counter_key(tenant_env["COUNT_NS"])
+    r = redis_client(tenant_settings)
+    workers.start(env)
+    first = _wait(
+        tenant_settings,
+        enqueue(pdf, metadata={"version": "1"}, tenant="f", settings=tenant_settings),
+        workers,
+    )
+    (doc,) = first.docs or ()
+    assert doc.status == "done" and doc.outcome == "added"
+    assert {"embed", "prune"} <= set(doc.timings or {})  # written by the fan-out's join
+    embedded = int(r.get(counted) or 0)
+    assert embedded == doc.chunks_added > 0
+    scoped = chunks.for_tenant("f")
+    uuids = scoped.doc_uuids(doc.doc_id)
+    before = scoped.vectors(uuids)
+
+    again = _wait(
+        tenant_settings,
+        enqueue(pdf, metadata={"version": "2"}, tenant="f", settings=tenant_settings),
+        workers,
+    )
+    (doc,) = again.docs or ()
+    assert doc.status == "done" and doc.outcome == "updated" and doc.chunks_added == 0
+    assert not {"parse", "chunk", "embed", "prune"} & set(doc.timings or {}), doc.timings
+    assert int(r.get(counted) or 0) == embedded
+    assert scoped.vectors(uuids) == before
+    version = (Condition("version", "equal", "2"),)
+    assert _found(chunks, tenant_settings, tenant="f", where=version) == {doc.doc_id}

@@ -59,10 +59,12 @@ def _parts(run: DocRun, sha1: str) -> Parts:
     return Parts(run.rt.redis, keys.fanout_parts(run.doc_id, sha1), kind="part", ttl_s=ttl_s)
 
 
-def fan_out(run: DocRun, path: Path, *, force: bool) -> dict[str, Any] | None:
+def fan_out(run: DocRun, path: Path, *, force: bool, task: Task) -> dict[str, Any] | None:
     """Fan a large PDF out into ``parse_part`` tasks; None when it runs as one task.
 
-    An unchanged document is recorded as such before anything is fanned out.
+    An unchanged document is recorded as such before anything is fanned out, and
+    one whose metadata alone changed is given it in place (under the document's
+    write lock; a pipeline without ``retag_unchanged`` fans it out).
     """
     parts = plan(path, run.rt.settings)
     if parts is None:
@@ -73,6 +75,12 @@ def fan_out(run: DocRun, path: Path, *, force: bool) -> dict[str, Any] | None:
         )
         if skip is not None:
             return run.done(skip)
+        retag = getattr(run.rt.pipeline, "retag_unchanged", None)
+        if callable(retag):
+            with write_lock(task, run):
+                retagged = retag(path, source=run.source, doc_id=run.doc_id, **run.carried())
+            if retagged is not None:
+                return run.done(retagged)
     start(run, parts)
     return {"doc_id": run.doc_id, "status": "fanned_out", "parts": len(parts)}
 

@@ -58,7 +58,7 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
         if not run.count_attempt():
             return run.poisoned("the document")
         run.running(stage="parsing")
-        fanned_out = fanout.fan_out(run, path, force=force)
+        fanned_out = fanout.fan_out(run, path, force=force, task=task)
         if fanned_out is not None:
             return fanned_out
         with write_lock(task, run):
