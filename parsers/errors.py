@@ -29,6 +29,8 @@ class ErrorCode(StrEnum):
     # the source (worker)
     NOT_FOUND = "not_found"
     CHANGED = "changed"
+    #: caller metadata refused (undeclared key, wrong type, over a bound, bad sidecar)
+    BAD_METADATA = "bad_metadata"
     # the vector store and the embedder (storage)
     STORE_ERROR = "store_error"
     STORE_UNAVAILABLE = "store_unavailable"

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from chunkweave.storage.metadata import MetadataConfig
+
 EmbedderKind = Literal["minilm", "openai", "sentence-transformers", "none"]
 
 
@@ -24,8 +26,14 @@ class WeaviateConfig(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     collection: str = "Chunk"
     ledger_collection: str = "ChunkweaveDocument"
+    #: Weaviate's native multi-tenancy: one shard per tenant (created on first use),
+    #: every document and search names its tenant. Only for a new collection: an
+    #: existing single-tenant one is refused (see ``chunkweave.storage.weaviate.store``).
     multi_tenancy: bool = False
+    #: The tenant of a process that serves only one (documents may name their own).
     tenant: str | None = None
+    #: The declared caller metadata of the chunks, its bounds and the ACL rule.
+    metadata: MetadataConfig = MetadataConfig()
     batch_size: int = Field(default=200, gt=0)
     concurrent_requests: int = Field(default=2, gt=0)
     retries: int = Field(default=5, ge=0)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
+
+from chunkweave.storage.metadata import FieldType, MetadataConfig
 
 Operator = Literal[
     "equal", "not_equal", "less_than", "less_or_equal", "greater_than", "greater_or_equal"
@@ -43,7 +46,7 @@ class Condition:
 
     property: str
     operator: Operator
-    value: str | int
+    value: str | int | float | bool | datetime
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,12 @@ class SearchRequest:
 
     Hybrid (keyword + ``vector``) by default; by vector only when ``hybrid`` is off;
     by keyword only without a ``vector`` (the ``none`` embedder).
+
+    ``principals``: who is asking. Given (even empty), only chunks whose ``acl``
+    holds one of them are returned; a chunk without an ``acl`` only when the
+    collection's ``public_without_acl`` says so (it fails closed). ``None``: no
+    access filter (a trusted caller, such as the operator's own CLI). ``tenant``:
+    the tenant to search (required, and only that one, on a multi-tenant store).
     """
 
     query: str
@@ -59,3 +68,22 @@ class SearchRequest:
     k: int = 5
     where: tuple[Condition, ...] = ()
     hybrid: bool = True
+    principals: tuple[str, ...] | None = None
+    tenant: str | None = None
+
+
+#: The Python type a filter value of each metadata type is given as.
+_META_FILTER: Mapping[FieldType, type[str] | type[float] | type[bool] | type[datetime]] = {
+    "string": str,
+    "number": float,
+    "bool": bool,
+    "date": datetime,
+    "string[]": str,  # equal on a list: the list holds the value
+}
+
+
+def filterable(cfg: MetadataConfig) -> dict[str, type]:
+    """Every property a search may filter on: :data:`FILTERABLE` plus declared metadata."""
+    out: dict[str, type] = dict(FILTERABLE)
+    out.update({k: _META_FILTER[kind] for k, kind in cfg.declared().items()})
+    return out

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from chunkweave.chunking.models import Region
 
@@ -28,6 +29,8 @@ class Hit:
     type: str
     distance: float | None = None
     regions: tuple[Region, ...] = ()
+    #: The caller metadata the chunk carries (declared keys with a value, ``acl`` too).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def relevance(score: float | None, distance: float | None, *, by_distance: bool) -> float | None:

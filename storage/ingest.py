@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from chunkweave.chunking import chunk_document
 from chunkweave.chunking.api import resolve_options
@@ -33,6 +33,7 @@ from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.metadata import metadata_sha1
 from chunkweave.storage.protocols import ChunkStore, DocumentLedger
 from chunkweave.storage.stores import open_store
 from chunkweave.storage.timing import StageTimer
@@ -43,6 +44,14 @@ if TYPE_CHECKING:
     from chunkweave.storage.protocols import IngestPipeline
 
 log = logging.getLogger(__name__)
+
+
+class _Scope(NamedTuple):
+    """Where one tenant's documents go: its store view, its ledger, its writer."""
+
+    store: ChunkStore
+    ledger: DocumentLedger
+    writer: ChunkWriter
 
 
 class Pipeline:
@@ -78,6 +87,22 @@ class Pipeline:
         self.ledger = ledger or store.open_ledger()
         self.ledger.ensure_schema()
         self.writer = ChunkWriter(store, self.ledger, embedder, chunker=self.fingerprint)
+        self._scopes: dict[str, _Scope] = {}
+
+    def scope(self, tenant: str | None) -> _Scope:
+        """Return the store, ledger and writer of ``tenant`` (``None``: the pipeline's own).
+
+        A tenant's are opened on first use (its Weaviate tenant created then) and kept.
+        """
+        if tenant is None:
+            return _Scope(self.store, self.ledger, self.writer)
+        scope = self._scopes.get(tenant)
+        if scope is None:
+            store = self.store.for_tenant(tenant)
+            ledger = store.open_ledger()
+            writer = ChunkWriter(store, ledger, self.embedder, chunker=self.fingerprint)
+            scope = self._scopes[tenant] = _Scope(store, ledger, writer)
+        return scope
 
     def close(self) -> None:
         """Close the store's connection (the embedder belongs to whoever passed it in)."""
@@ -90,22 +115,32 @@ class Pipeline:
         source: str | None = None,
         doc_id: str | None = None,
         force: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> DocOutcome:
         """Ingest the file at ``path`` (skipped before parsing when unchanged).
 
         ``source`` defaults to the absolute path, ``doc_id`` to
         :func:`~.identity.doc_id_for` of the source. ``force`` re-parses and re-chunks
-        an unchanged document (stored chunks are still not re-embedded).
+        an unchanged document (stored chunks are still not re-embedded). ``metadata``
+        (validated, JSON values: :func:`~.metadata.validate_metadata`) goes on every
+        chunk; a change of it alone rewrites the stored chunks with their stored
+        vectors. ``tenant``: the tenant the document is stored in.
         """
         started = time.monotonic()
         timer = StageTimer()
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
+        meta = dict(metadata or {})
         try:
             with timer.stage("check"):
-                skip, previous = self._check(path, source, doc_id, started)
+                skip, previous, sha1 = self._check(path, source, doc_id, started, meta, tenant)
             if skip is not None and not force:
                 return skip.model_copy(update={"timings": timer.rounded()})
+            if previous is not None and not force and self._same_content(previous, sha1):
+                retagged = self._retag(previous, meta, tenant, started, timer)
+                if retagged is not None:
+                    return retagged
             with timer.stage("parse"):
                 doc = parse_document(path, self.parse_opts)
         except ParseError as err:
@@ -116,11 +151,21 @@ class Pipeline:
             code = ErrorCode.NOT_FOUND if missing else ErrorCode.PARSE_ERROR
             return self._failed(source, doc_id, code, f"{path}: {reason}", started, timer=timer)
         except StoreError as err:
-            return self._failed(source, doc_id, err.code, str(err), started, timer=timer)
-        return self._ingest_parsed(doc, source, doc_id, started, timer, previous)
+            return self._failed(
+                source, doc_id, err.code, str(err), started, timer=timer, tenant=tenant
+            )
+        return self._ingest_parsed(
+            doc, source, doc_id, started, timer, previous, metadata=meta, tenant=tenant
+        )
 
     def check_unchanged(
-        self, path: str | Path, *, source: str | None = None, doc_id: str | None = None
+        self,
+        path: str | Path,
+        *,
+        source: str | None = None,
+        doc_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> DocOutcome | None:
         """Return an ``unchanged`` outcome if ``path`` is stored as is, else ``None``.
 
@@ -131,16 +176,26 @@ class Pipeline:
         """
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
-        return self._check(path, source, doc_id, time.monotonic())[0]
+        meta = dict(metadata or {})
+        return self._check(path, source, doc_id, time.monotonic(), meta, tenant)[0]
 
     def _check(
-        self, path: str | Path, source: str, doc_id: str, started: float
-    ) -> tuple[DocOutcome | None, LedgerEntry | None]:
-        """Return the ``unchanged`` outcome (or None) and the ledger entry: one ledger read."""
+        self,
+        path: str | Path,
+        source: str,
+        doc_id: str,
+        started: float,
+        metadata: Mapping[str, Any],
+        tenant: str | None,
+    ) -> tuple[DocOutcome | None, LedgerEntry | None, str]:
+        """Return the ``unchanged`` outcome (or None), the ledger entry and the file's sha1.
+
+        One file hash and one ledger read.
+        """
         sha1 = file_sha1(path)
-        previous = self.ledger.get(doc_id)
-        if previous is None or not self._is_current(previous, sha1):
-            return None, previous
+        previous = self.scope(tenant).ledger.get(doc_id)
+        if previous is None or not self._is_current(previous, sha1, metadata):
+            return None, previous, sha1
         unchanged = DocOutcome(
             source=source,
             doc_id=doc_id,
@@ -149,7 +204,7 @@ class Pipeline:
             chunks_unchanged=previous.chunk_count,
             seconds=time.monotonic() - started,
         )
-        return unchanged, previous
+        return unchanged, previous, sha1
 
     def ingest_parsed(
         self,
@@ -158,10 +213,19 @@ class Pipeline:
         source: str,
         doc_id: str,
         chunks: Sequence[Chunk] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> DocOutcome:
         """Chunk (unless ``chunks`` is ``doc`` already chunked), then write it in one part."""
         return self._ingest_parsed(
-            doc, source, doc_id, time.monotonic(), StageTimer(), chunks=chunks
+            doc,
+            source,
+            doc_id,
+            time.monotonic(),
+            StageTimer(),
+            chunks=chunks,
+            metadata=dict(metadata or {}),
+            tenant=tenant,
         )
 
     _UNREAD = LedgerEntry(doc_id="", source="", status="failed")  # "not read yet"
@@ -176,30 +240,41 @@ class Pipeline:
         previous: LedgerEntry | None = _UNREAD,
         *,
         chunks: Sequence[Chunk] | None = None,
+        metadata: dict[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> DocOutcome:
         warnings = doc.warnings
+        meta = metadata or {}
         try:
             if previous is self._UNREAD:  # the join of a fan-out: not checked yet
                 with timer.stage("check"):
-                    previous = self.ledger.get(doc_id)
+                    previous = self.scope(tenant).ledger.get(doc_id)
             if chunks is None:
                 with timer.stage("chunk"):
                     chunks = self.chunk(doc, source=source, doc_id=doc_id)
             if not chunks:
                 reason = f"{source}: no chunks (document has no text content)"
                 code = ErrorCode.EMPTY
-                return self._failed(source, doc_id, code, reason, started, warnings, timer)
-            write = self._begin(doc, source, doc_id, existed=previous is not None)
+                return self._failed(
+                    source, doc_id, code, reason, started, warnings, timer, tenant=tenant
+                )
+            write = self._begin(
+                doc, source, doc_id, existed=previous is not None, metadata=meta, tenant=tenant
+            )
             write.write(chunks, timer=timer)
             with timer.stage("prune"):
                 written = write.commit()
         except (ParseError, StoreError, EmbedderError) as err:
-            return self._failed(source, doc_id, err.code, str(err), started, warnings, timer)
+            return self._failed(
+                source, doc_id, err.code, str(err), started, warnings, timer, tenant=tenant
+            )
         except Exception as err:  # noqa: BLE001 - one bad document must not stop a batch
             log.exception("ingest of %s failed", source)
             reason = f"{source}: {type(err).__name__}: {err}"
             code = ErrorCode.INTERNAL
-            return self._failed(source, doc_id, code, reason, started, warnings, timer)
+            return self._failed(
+                source, doc_id, code, reason, started, warnings, timer, tenant=tenant
+            )
         return written.model_copy(
             update={
                 "warnings": warnings,
@@ -219,30 +294,53 @@ class Pipeline:
             doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
         )
 
-    def begin(self, doc: ParsedDocument, *, source: str, doc_id: str) -> PendingWrite:
+    def begin(
+        self,
+        doc: ParsedDocument,
+        *,
+        source: str,
+        doc_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+    ) -> PendingWrite:
         """Begin writing ``doc`` (see :mod:`.write`); reads the ledger once."""
-        return self._begin(doc, source, doc_id)
+        return self._begin(doc, source, doc_id, metadata=metadata, tenant=tenant)
 
     def _begin(
-        self, doc: ParsedDocument, source: str, doc_id: str, *, existed: bool | None = None
+        self,
+        doc: ParsedDocument,
+        source: str,
+        doc_id: str,
+        *,
+        existed: bool | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> PendingWrite:
         pages = doc.page_count or 0
-        return self.writer.begin(
-            doc_id=doc_id, source=source, doc_sha1=doc.sha1, pages=pages, existed=existed
+        return self.scope(tenant).writer.begin(
+            doc_id=doc_id,
+            source=source,
+            doc_sha1=doc.sha1,
+            pages=pages,
+            existed=existed,
+            metadata=metadata,
+            tenant=tenant,
         )
 
     def resume(
         self, plan: WritePlan, *, added: int = 0, unchanged: int = 0, uuids: Iterable[str] = ()
     ) -> PendingWrite:
         """Continue a write begun elsewhere (a fan-out's slices and its commit)."""
-        return self.writer.resume(plan, added=added, unchanged=unchanged, uuids=uuids)
+        writer = self.scope(plan.tenant).writer
+        return writer.resume(plan, added=added, unchanged=unchanged, uuids=uuids)
 
-    def delete(self, doc_id: str) -> DocOutcome:
-        """Remove a document: all its chunks, then its ledger entry."""
+    def delete(self, doc_id: str, *, tenant: str | None = None) -> DocOutcome:
+        """Remove a document: all its chunks, then its ledger entry (in ``tenant``)."""
         started = time.monotonic()
-        entry = self.ledger.get(doc_id)
-        deleted = self.store.delete_doc(doc_id)
-        self.ledger.delete(doc_id)
+        scope = self.scope(tenant)
+        entry = scope.ledger.get(doc_id)
+        deleted = scope.store.delete_doc(doc_id)
+        scope.ledger.delete(doc_id)
         return DocOutcome(
             source=entry.source if entry else doc_id,
             doc_id=doc_id,
@@ -252,23 +350,99 @@ class Pipeline:
             seconds=time.monotonic() - started,
         )
 
-    def record_failed(self, doc_id: str, source: str, code: ErrorCode, error: str) -> None:
+    def record_failed(
+        self, doc_id: str, source: str, code: ErrorCode, error: str, *, tenant: str | None = None
+    ) -> None:
         """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
 
-        Keeps the previous version's ``doc_sha1`` and counts, so the entry still
-        describes what is stored while the failed status forces a retry next run.
+        Keeps the previous version's ``doc_sha1``, counts and metadata, so the entry
+        still describes what is stored while the failed status forces a retry next run.
         """
-        previous = self.ledger.get(doc_id)
-        base = previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
-        base.update(source=source, status="failed", error=error, error_code=code)
-        self.ledger.put(LedgerEntry(**base))
+        ledger = self.scope(tenant).ledger
+        previous = ledger.get(doc_id)
+        base: dict[str, Any] = (
+            previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
+        )
+        base.update(source=source, status="failed", error=error, error_code=code, tenant=tenant)
+        ledger.put(LedgerEntry(**base))
 
-    def _is_current(self, entry: LedgerEntry, sha1: str) -> bool:
+    def retag_unchanged(
+        self,
+        path: str | Path,
+        *,
+        source: str,
+        doc_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+    ) -> DocOutcome | None:
+        """Give the document its new metadata in place if nothing but that changed.
+
+        Returns the ``updated`` outcome (nothing parsed or embedded), or ``None`` when
+        the document is current or its content changed (the caller ingests it).
+        Raises ``OSError`` for an unreadable file and :class:`StoreError`.
+        """
+        started, timer, meta = time.monotonic(), StageTimer(), dict(metadata or {})
+        with timer.stage("check"):
+            skip, previous, sha1 = self._check(path, source, doc_id, started, meta, tenant)
+        if skip is not None or previous is None or not self._same_content(previous, sha1):
+            return None
+        return self._retag(previous, meta, tenant, started, timer)
+
+    def _same_content(self, entry: LedgerEntry, sha1: str) -> bool:
+        """Whether version ``sha1`` is stored as is, but perhaps for its metadata."""
         return (
             entry.status == "ok"
             and entry.doc_sha1 == sha1
             and entry.chunker == self.fingerprint
             and entry.embedder == self.embedder_id
+        )
+
+    def _retag(
+        self,
+        previous: LedgerEntry,
+        metadata: dict[str, Any],
+        tenant: str | None,
+        started: float,
+        timer: StageTimer,
+    ) -> DocOutcome | None:
+        """Give a document whose metadata alone changed its new metadata, in place.
+
+        Its stored chunks are written again with their vectors: nothing is parsed,
+        chunked or embedded. ``None`` when the store does not hold the chunks the
+        ledger counts (a write cut short): the caller then ingests the document whole.
+        """
+        scope = self.scope(tenant)
+        with timer.stage("upsert"):
+            written = scope.store.retag(previous.doc_id, metadata)
+        if written != previous.chunk_count:
+            return None
+        plan = WritePlan(
+            doc_id=previous.doc_id,
+            source=previous.source,
+            doc_sha1=previous.doc_sha1,
+            pages=previous.pages,
+            existed=True,
+            metadata=metadata,
+            tenant=tenant,
+        )
+        scope.writer.record_ok(plan, chunks=written)
+        return DocOutcome(
+            source=previous.source,
+            doc_id=previous.doc_id,
+            status="updated",
+            pages=previous.pages,
+            chunks_unchanged=written,
+            seconds=time.monotonic() - started,
+            timings=timer.rounded(),
+        )
+
+    def _is_current(self, entry: LedgerEntry, sha1: str, metadata: Mapping[str, Any]) -> bool:
+        return (
+            entry.status == "ok"
+            and entry.doc_sha1 == sha1
+            and entry.chunker == self.fingerprint
+            and entry.embedder == self.embedder_id
+            and entry.meta_sha1 == metadata_sha1(metadata)
         )
 
     def _failed(
@@ -280,9 +454,11 @@ class Pipeline:
         started: float,
         warnings: tuple[str, ...] = (),
         timer: StageTimer | None = None,
+        *,
+        tenant: str | None = None,
     ) -> DocOutcome:
         try:
-            self.record_failed(doc_id, source, code, error)
+            self.record_failed(doc_id, source, code, error, tenant=tenant)
         except StoreError as err:  # Weaviate down: the outcome still carries the failure
             log.warning("could not record failure of %s in the ledger: %s", source, err)
         return DocOutcome(

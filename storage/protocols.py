@@ -8,9 +8,9 @@ a rewrite of the worker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chunkweave.storage.values import (
     DocOutcome,
@@ -79,8 +79,29 @@ class ChunkStore(Protocol):
         """Return the stored vectors of ``uuids`` (those stored with one)."""
         ...
 
-    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
-        """Write ``chunks`` with ``vectors`` in the same order (or none); return the count."""
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Write ``chunks`` with ``vectors`` in the same order (or none); return the count.
+
+        ``metadata`` (validated caller metadata, JSON values) goes on every chunk.
+        """
+        ...
+
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        """Write the stored chunks of ``doc_id`` again with ``metadata`` (vectors kept)."""
+        ...
+
+    def for_tenant(self, tenant: str) -> ChunkStore:
+        """Return this store scoped to ``tenant`` (created on first use; same connection)."""
+        ...
+
+    def delete_tenant(self, tenant: str) -> bool:
+        """Remove ``tenant`` with all its chunks and ledger entries; True if it existed."""
         ...
 
     def doc_uuids(self, doc_id: str) -> set[str]:
@@ -146,11 +167,33 @@ class IngestPipeline(Protocol):
     :meth:`resume` and ``write`` per slice on any worker, and ``commit`` once.
     """
 
-    def ingest(self, path: Path, *, source: str, doc_id: str, force: bool = False) -> DocOutcome:
-        """Ingest one file (skipped when its stored version is current, unless ``force``)."""
+    def ingest(
+        self,
+        path: Path,
+        *,
+        source: str,
+        doc_id: str,
+        force: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+    ) -> DocOutcome:
+        """Ingest one file (skipped when its stored version is current, unless ``force``).
+
+        ``metadata`` (validated, JSON values) goes on every chunk; ``tenant`` is the
+        tenant the document is stored in. Current means same file, chunker, embedder
+        and metadata: a change of metadata alone rewrites the chunks, embedding none.
+        """
         ...
 
-    def check_unchanged(self, path: Path, *, source: str, doc_id: str) -> DocOutcome | None:
+    def check_unchanged(
+        self,
+        path: Path,
+        *,
+        source: str,
+        doc_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+    ) -> DocOutcome | None:
         """Return an ``unchanged`` outcome when the stored version is current, else None."""
         ...
 
@@ -161,6 +204,8 @@ class IngestPipeline(Protocol):
         source: str,
         doc_id: str,
         chunks: Sequence[Chunk] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> DocOutcome:
         """Ingest an already parsed document (the join of a fan-out).
 
@@ -172,7 +217,15 @@ class IngestPipeline(Protocol):
         """Chunk ``doc`` exactly as :meth:`ingest` would (same options, counter, embedder)."""
         ...
 
-    def begin(self, doc: ParsedDocument, *, source: str, doc_id: str) -> DocumentWrite:
+    def begin(
+        self,
+        doc: ParsedDocument,
+        *,
+        source: str,
+        doc_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+    ) -> DocumentWrite:
         """Begin writing ``doc`` (reads the ledger: the outcome will say added or updated)."""
         ...
 
@@ -182,8 +235,8 @@ class IngestPipeline(Protocol):
         """Continue a write begun elsewhere, with what its parts wrote so far (counts, UUIDs)."""
         ...
 
-    def delete(self, doc_id: str) -> DocOutcome:
-        """Remove a document's chunks and its ledger entry."""
+    def delete(self, doc_id: str, *, tenant: str | None = None) -> DocOutcome:
+        """Remove a document's chunks and its ledger entry (in ``tenant``, when given)."""
         ...
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -44,6 +44,9 @@ class StoredPosition(NamedTuple):
 
     chunk_index: int
     regions: tuple[Region, ...] | None
+    #: Hash of the metadata the chunk was written with (``""``: none, or written before
+    #: chunks carried metadata).
+    meta_sha1: str = ""
 
 
 class LedgerEntry(BaseModel):
@@ -63,6 +66,11 @@ class LedgerEntry(BaseModel):
     error_code: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    #: The caller metadata of the stored version (JSON values, dates as ISO strings),
+    #: its hash, and the tenant it is stored in: what a re-index replays.
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    meta_sha1: str = ""
+    tenant: str | None = None
 
 
 class DocOutcome(BaseModel):
@@ -114,3 +122,7 @@ class WritePlan(BaseModel):
     #: The ledger knew the document when the write began: the outcome is "updated",
     #: not "added" (any earlier entry counts, failed ones too).
     existed: bool
+    #: The caller metadata every chunk is written with (JSON values, validated).
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    #: The tenant the document is stored in (``None``: single-tenant collection).
+    tenant: str | None = None

@@ -18,10 +18,11 @@ fan-out spreads one write over its tasks.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from chunkweave.storage.embedders.errors import EmbedderError
+from chunkweave.storage.metadata import metadata_sha1
 from chunkweave.storage.timing import StageTimer
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import (
@@ -57,17 +58,33 @@ class ChunkWriter:
         self.embedder_id = str(EmbedderIdentity(embedder.name, embedder.dimension))
 
     def begin(
-        self, *, doc_id: str, source: str, doc_sha1: str, pages: int, existed: bool | None = None
+        self,
+        *,
+        doc_id: str,
+        source: str,
+        doc_sha1: str,
+        pages: int,
+        existed: bool | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> PendingWrite:
         """Begin writing version ``doc_sha1`` of ``doc_id`` (nothing is written yet).
 
         ``existed`` is whether the ledger has an entry for the document; the ledger is
-        read when the caller has not read it already.
+        read when the caller has not read it already. ``metadata`` (validated, JSON
+        values) goes on every chunk; ``tenant`` is recorded in the plan and the ledger
+        (this writer's store must be that tenant's).
         """
         if existed is None:
             existed = self.ledger.get(doc_id) is not None
         plan = WritePlan(
-            doc_id=doc_id, source=source, doc_sha1=doc_sha1, pages=pages, existed=existed
+            doc_id=doc_id,
+            source=source,
+            doc_sha1=doc_sha1,
+            pages=pages,
+            existed=existed,
+            metadata=dict(metadata or {}),
+            tenant=tenant,
         )
         return PendingWrite(self, plan)
 
@@ -87,17 +104,27 @@ class ChunkWriter:
         """
         return PendingWrite(self, plan, added=added, unchanged=unchanged, uuids=uuids)
 
-    def upsert(self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None) -> UpsertResult:
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        *,
+        timer: StageTimer | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> UpsertResult:
         """Embed and write the chunks not stored yet; move stored ones that moved.
 
         Chunk UUIDs derive from content, so an existing UUID means an identical chunk
         (same document, chunker, text and occurrence) is already stored with its vector.
         Its positional fields (``chunk_index``, ``regions``) are not content: when an
         edit moved it (text inserted above it), it is written again with its stored
-        vector, not re-embedded. ``timer`` gets the ``embed`` and ``upsert`` seconds.
-        Raises ``ValueError`` when two of ``chunks`` have the same id.
+        vector, not re-embedded. Metadata is not content either: a stored chunk written
+        with other ``metadata`` (its ``meta_sha1``) is written again the same way.
+        ``timer`` gets the ``embed`` and ``upsert`` seconds. Raises ``ValueError``
+        when two of ``chunks`` have the same id.
         """
         timer = timer or StageTimer()
+        meta = dict(metadata or {})
+        meta_sha1 = metadata_sha1(meta)
         uuids = [chunk_uuid(c.id) for c in chunks]
         if len(set(uuids)) != len(uuids):
             raise ValueError(f"duplicate chunk ids among {len(uuids)} chunks")
@@ -109,8 +136,10 @@ class ChunkWriter:
             was = stored.get(u)
             if was is None:
                 new.append(c)
-            elif was.chunk_index != c.chunk_index or (
-                was.regions is not None and was.regions != c.regions
+            elif (
+                was.chunk_index != c.chunk_index
+                or (was.regions is not None and was.regions != c.regions)
+                or was.meta_sha1 != meta_sha1
             ):
                 moved[u] = c
         for start in range(0, len(new), EMBED_SLICE):
@@ -118,10 +147,10 @@ class ChunkWriter:
             with timer.stage("embed"):
                 vectors = self._embed(part)
             with timer.stage("upsert"):
-                self.store.upsert(part, vectors)
+                self.store.upsert(part, vectors, metadata=meta)
         if moved:
             with timer.stage("upsert"):
-                self._rewrite(moved)
+                self._rewrite(moved, meta)
         return UpsertResult(
             added=len(new),
             unchanged=len(chunks) - len(new),
@@ -146,10 +175,13 @@ class ChunkWriter:
                 chunk_count=chunks,
                 pages=plan.pages,
                 status="ok",
+                metadata=plan.metadata,
+                meta_sha1=metadata_sha1(plan.metadata),
+                tenant=plan.tenant,
             )
         )
 
-    def _rewrite(self, moved: dict[str, Chunk]) -> None:
+    def _rewrite(self, moved: dict[str, Chunk], meta: Mapping[str, Any]) -> None:
         """Write stored chunks again with their new positions and their stored vectors."""
         ids = list(moved)
         for start in range(0, len(ids), EMBED_SLICE):
@@ -158,11 +190,13 @@ class ChunkWriter:
             with_vector = [u for u in part if u in vectors]
             if with_vector:
                 self.store.upsert(
-                    [moved[u] for u in with_vector], [vectors[u] for u in with_vector]
+                    [moved[u] for u in with_vector],
+                    [vectors[u] for u in with_vector],
+                    metadata=meta,
                 )
             without = [moved[u] for u in part if u not in vectors]
             if without:  # stored without a vector (the ``none`` embedder)
-                self.store.upsert(without, None)
+                self.store.upsert(without, None, metadata=meta)
 
     def _embed(self, chunks: Sequence[Chunk]) -> list[list[float]] | None:
         if self.embedder.dimension == 0:  # the "none" embedder: Weaviate-side vectors
@@ -211,7 +245,7 @@ class PendingWrite:
 
     def write(self, chunks: Sequence[Chunk], *, timer: StageTimer | None = None) -> UpsertResult:
         """Embed and upsert one part's chunks (see :meth:`ChunkWriter.upsert`)."""
-        written = self._writer.upsert(chunks, timer=timer)
+        written = self._writer.upsert(chunks, timer=timer, metadata=self._plan.metadata)
         self.added += written.added
         self.unchanged += written.unchanged
         self.uuids |= written.uuids

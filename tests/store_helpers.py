@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from chunkweave.chunking.models import Chunk
+from chunkweave.storage.metadata import metadata_sha1
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry, StoredPosition
 
@@ -108,6 +110,8 @@ class MemoryStore:
         self.identity = identity
         self.objects: dict[str, tuple[str, Sequence[float] | None]] = {}
         self.position: dict[str, StoredPosition] = {}
+        self.metadata: dict[str, dict[str, Any]] = {}
+        self.retagged = 0
         self.ledger = MemoryLedger()
         self.closed = False
 
@@ -121,11 +125,27 @@ class MemoryStore:
         found = {u: self.objects[u][1] for u in self.existing(uuids)}
         return {u: list(v) for u, v in found.items() if v is not None}
 
-    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> int:
+        meta = metadata_sha1(metadata or {})
         for i, c in enumerate(chunks):
             self.objects[chunk_uuid(c.id)] = (c.doc_id, vectors[i] if vectors else None)
-            self.position[chunk_uuid(c.id)] = StoredPosition(c.chunk_index, c.regions)
+            self.position[chunk_uuid(c.id)] = StoredPosition(c.chunk_index, c.regions, meta)
+            self.metadata[chunk_uuid(c.id)] = dict(metadata or {})
         return len(chunks)
+
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        uuids = self.doc_uuids(doc_id)
+        for u in uuids:
+            self.metadata[u] = dict(metadata)
+            self.position[u] = self.position[u]._replace(meta_sha1=metadata_sha1(metadata))
+        self.retagged += len(uuids)
+        return len(uuids)
 
     def doc_uuids(self, doc_id: str) -> set[str]:
         return {u for u, (d, _) in self.objects.items() if d == doc_id}

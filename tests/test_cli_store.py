@@ -161,3 +161,64 @@ def test_keyword_index_off_from_the_environment_gives_vector_only_search(
 
         with connect(weaviate_cfg) as client:
             client.collections.delete([collection, weaviate_cfg.ledger_collection + "NoBm25"])
+
+
+@pytest.mark.slow
+def test_cli_metadata_sidecars_principals_filters_and_tenants(weaviate_cfg, tmp_path):
+    from docx import Document
+
+    env = {
+        **os.environ,
+        **server_env(weaviate_cfg),
+        "PYTHONPATH": str(ROOT),
+        "CHUNKWEAVE_WEAVIATE__COLLECTION": weaviate_cfg.collection,
+        "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection,
+        "CHUNKWEAVE_WEAVIATE__MULTI_TENANCY": "true",
+        "CHUNKWEAVE_WEAVIATE__METADATA__FIELDS": '{"version": "string", "year": "number"}',
+        "CHUNKWEAVE_EMBEDDER__KIND": "none",
+    }
+    paths = []
+    for name in ("a", "b", "c"):
+        doc = Document()
+        doc.add_paragraph(f"Lighthouse keeper {name} reports on the zebras.")
+        doc.save(str(tmp_path / f"{name}.docx"))
+        paths.append(str(tmp_path / f"{name}.docx"))
+    Path(paths[0] + ".meta.json").write_text('{"acl": ["team-x"], "version": "2"}')
+    Path(paths[1] + ".meta.json").write_text('{"year": "soon"}')  # refused: not a number
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [CHUNKWEAVE, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300
+        )
+
+    run = cli("ingest", *paths, "--tenant", "t1", "--meta", "year=2024", "--json")
+    summary = json.loads(run.stdout)
+    assert run.returncode == 1 and summary["documents"] == 3
+    (failed,) = summary["failed"]
+    assert failed["error_code"] == "bad_metadata" and "b.docx.meta.json" in failed["error"]
+    assert "'year': expected a number" in failed["error"]
+    refused = cli("ingest", paths[2], "--tenant", "t1", "--meta", "colour=red")
+    assert refused.returncode == 1 and "'colour': not declared" in refused.stderr
+
+    def found(*args: str) -> set[str]:
+        got = cli("search", "lighthouse zebras", "-k", "9", "--json", "--tenant", "t1", *args)
+        assert got.returncode == 0, got.stderr
+        return {Path(h["source"]).name for h in json.loads(got.stdout)}
+
+    assert found() == {"a.docx", "c.docx"}
+    assert found("--principal", "team-x") == {"a.docx"}
+    assert found("--principal", "team-y") == found("--as-nobody") == set()
+    assert found("--filter", "version=2") == {"a.docx"}
+    assert found("--filter", "year=2024") == {"a.docx", "c.docx"}
+    no_tenant = cli("search", "lighthouse")
+    assert no_tenant.returncode == 1 and "name a tenant" in no_tenant.stderr
+    docs = cli("docs", "--json", "--tenant", "t1", "--filter", "version=2")
+    assert [Path(e["source"]).name for e in json.loads(docs.stdout)] == ["a.docx"]
+    assert json.loads(docs.stdout)[0]["metadata"] == {
+        "acl": ["team-x"],
+        "version": "2",
+        "year": 2024,
+    }
+    gone = cli("delete", "--tenant", "t1")
+    assert gone.returncode == 0, gone.stderr
+    assert cli("delete", "--tenant", "t1").returncode == 1  # nothing left to delete

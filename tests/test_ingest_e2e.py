@@ -154,8 +154,8 @@ embedder = make_embedder(EmbedderConfig())
 store = WeaviateStore.open(cfg, EmbedderIdentity(embedder.name, embedder.dimension))
 write.EMBED_SLICE = 2
 real_upsert = store.upsert
-def upsert_then_hang(chunks, vectors):
-    real_upsert(chunks, vectors)
+def upsert_then_hang(chunks, vectors, **kw):
+    real_upsert(chunks, vectors, **kw)
     open(os.environ["TEST_MARKER"], "w").close()
     time.sleep(600)
 store.upsert = upsert_then_hang

@@ -37,9 +37,9 @@ class RecordingStore(MemoryStore):
             raise Crash(name)
         self.calls.append(name)
 
-    def upsert(self, chunks, vectors):  # type: ignore[no-untyped-def]
+    def upsert(self, chunks, vectors, *, metadata=None):  # type: ignore[no-untyped-def]
         self._call("upsert")
-        return super().upsert(chunks, vectors)
+        return super().upsert(chunks, vectors, metadata=metadata)
 
     def delete_ids(self, uuids):  # type: ignore[no-untyped-def]
         self._call("prune")

@@ -201,8 +201,8 @@ def test_tenants_are_isolated(weaviate_cfg):
         chunks = [make_chunk("doc-a", i) for i in range(4)]
         one.upsert(chunks, vectors(chunks))
         assert (one.count(), two.count()) == (4, 0)
-        with pytest.raises(StoreError, match="tenant"):
-            WeaviateStore(one.client, base, ID16)
+        with pytest.raises(StoreError, match="name a tenant"):
+            WeaviateStore(one.client, base, ID16).count()
     finally:
         one.client.collections.delete(weaviate_cfg.collection)
         one.close()

@@ -17,6 +17,7 @@ from chunkweave.chunking.models import Region
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import FILTERABLE, Condition, SearchRequest
+from chunkweave.storage.metadata import MetadataConfig
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.client import connect
@@ -28,6 +29,7 @@ from chunkweave.storage.weaviate.schema import (
     SCHEMA_VERSION,
     chunk_properties,
     identity_description,
+    metadata_properties,
     parse_identity,
     parse_schema_version,
 )
@@ -85,6 +87,13 @@ def test_regions_are_stored_as_page_and_box_objects():
     assert chunk_properties(make_chunk("doc-a", 2), None)[REGIONS] == []  # type: ignore[arg-type]
 
 
+#: What a new collection filters on: the chunk's own properties, then the metadata's
+#: (``acl`` and ``has_acl`` with no keys declared).
+_FILTERED = FILTERABLE_PROPERTIES | {
+    p.name for p in metadata_properties(MetadataConfig()) if p.indexFilterable
+}
+
+
 @pytest.mark.integration
 def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
     cfg = weaviate_cfg.model_copy(
@@ -104,7 +113,7 @@ def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
         assert parse_schema_version(config.description) == st.schema_version == SCHEMA_VERSION
         assert st.keyword_index is True and st.regions is True
         stored = {p.name: p for p in config.properties}
-        assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
+        assert {n for n, p in stored.items() if p.index_filterable} == _FILTERED
         assert {n for n, p in stored.items() if p.index_searchable} == {
             "text",
             "heading_path",
@@ -124,7 +133,7 @@ def test_keyword_index_off_writes_no_bm25_index_and_searches_by_vector(weaviate_
             p.name: p for p in st.client.collections.use(cfg.collection).config.get().properties
         }
         assert not any(p.index_searchable for p in stored.values())
-        assert {n for n, p in stored.items() if p.index_filterable} == FILTERABLE_PROPERTIES
+        assert {n for n, p in stored.items() if p.index_filterable} == _FILTERED
         chunks = [make_chunk("doc-a", i, text=f"topic {w} details") for i, w in enumerate("xyz")]
         st.upsert(chunks, vectors(chunks))
         target = chunks[1]

@@ -107,3 +107,29 @@ def test_polling_observer_acts_once_file_is_stable(enq: Enqueuer, tmp_path: Path
         _expect(enq, watcher, [("ingest", "slow.pdf")], "settled file in polling mode")
     finally:
         run.halt()
+
+
+def test_a_change_to_the_sidecar_alone_is_a_change_of_the_document(enq: Enqueuer, tmp_path):
+    root = tmp_path / "watched"
+    root.mkdir()
+    _write(root / "a.pdf", b"%PDF a")
+    watcher = FolderWatcher(root, enq, reconcile_s=3600, settle_s=0)
+    run = Running(watcher)
+    try:
+        _expect(enq, watcher, [("ingest", "a.pdf")], "reconcile on start")
+        _write(root / "a.pdf.meta.json", b'{"acl": ["team-x"]}')
+        _expect(enq, watcher, [("ingest", "a.pdf")] * 2, "a new sidecar")
+        _write(root / "a.pdf.meta.json", b'{"acl": ["team-y"]}')
+        _expect(enq, watcher, [("ingest", "a.pdf")] * 3, "a changed sidecar")
+        (root / "a.pdf.meta.json").unlink()
+        _expect(enq, watcher, [("ingest", "a.pdf")] * 4, "a removed sidecar")
+    finally:
+        run.halt()
+    job = enq.jobs.get(watcher.jobs[2], with_docs=True)
+    assert job is not None and job.docs and job.docs[0].status == "queued"
+    # The sidecar's metadata went with the task (the job records no failure for it).
+    assert job.failed == 0
+    # While the watcher is down, only the sidecar changes: the catch-up reconcile sees it.
+    _write(root / "a.pdf.meta.json", b'{"acl": ["team-z"]}')
+    again = FolderWatcher(root, enq, reconcile_s=3600, settle_s=0)
+    assert again.reconcile() is not None

@@ -7,13 +7,22 @@ Producers send tasks by name (``send_task``): they need Redis, not the pipeline.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
 
+from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.metadata import (
+    MetadataError,
+    check_tenant,
+    jsonable,
+    read_sidecar,
+    validate_metadata,
+)
 from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.jobs import Action, DocState, JobStore
 from chunkweave.worker.runtime import redis_client
@@ -71,12 +80,92 @@ def named_doc_id(document_id: str) -> str:
     return DOC_ID_SCHEME + name
 
 
-def _task_kwargs(job_id: str, state: DocState, force: bool) -> dict[str, object]:
-    """Return the keyword arguments of the task that processes ``state``."""
+def _task_kwargs(
+    job_id: str,
+    state: DocState,
+    force: bool,
+    metadata: Mapping[str, object] | None = None,
+    tenant: str | None = None,
+) -> dict[str, object]:
+    """Return the keyword arguments of the task that processes ``state``.
+
+    Metadata (validated, small: bounded by ``max_bytes``) and the tenant travel with
+    the message only when there are any, so older workers read the others' messages.
+    """
     kwargs: dict[str, object] = {"job_id": job_id, "source": state.source, "doc_id": state.doc_id}
     if state.action == "ingest" and force:
         kwargs["force"] = True
+    if state.action == "ingest" and metadata:
+        kwargs["metadata"] = dict(metadata)
+    if tenant:
+        kwargs["tenant"] = tenant
     return kwargs
+
+
+def check_job_tenant(tenant: str | None, settings: Settings) -> str | None:
+    """Return the tenant a job's documents go to; raise ``ValueError`` for one not usable.
+
+    With multi-tenancy off no tenant may be named; with it on a job must name one
+    (or the process has a default, ``CHUNKWEAVE_WEAVIATE__TENANT``). Names are
+    checked against what Weaviate accepts before anything is queued.
+    """
+    cfg = settings.weaviate
+    if tenant is None:
+        tenant = cfg.tenant
+    if tenant is None:
+        if cfg.multi_tenancy:
+            raise ValueError(
+                "multi-tenancy is on (CHUNKWEAVE_WEAVIATE__MULTI_TENANCY): name a tenant"
+            )
+        return None
+    if not cfg.multi_tenancy:
+        raise ValueError(
+            f"tenant {tenant!r} given but multi-tenancy is off: set "
+            "CHUNKWEAVE_WEAVIATE__MULTI_TENANCY=true (on a new collection)"
+        )
+    return check_tenant(tenant)
+
+
+def command_line_metadata(
+    pairs: Sequence[str], meta_file: str | None, settings: Settings
+) -> dict[str, object]:
+    """Metadata from ``--meta-file FILE`` (a JSON object) and ``--meta KEY=VALUE`` options.
+
+    Values of ``--meta`` are text read as the key's declared type (a list: items
+    separated by commas, or the option repeated); ``--meta`` wins over the file.
+    Raises ``ValueError`` naming the option or file, the key and why.
+    """
+    cfg = settings.weaviate.metadata
+    merged: dict[str, object] = {}
+    if meta_file:
+        try:
+            raw = json.loads(Path(meta_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise MetadataError(f"{meta_file}: not a readable JSON file: {err}") from None
+        if not isinstance(raw, dict):
+            raise MetadataError(f"{meta_file}: expected a JSON object of metadata")
+        merged.update(jsonable(validate_metadata(raw, cfg, where=meta_file)))
+    given: dict[str, list[str]] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise MetadataError(f"--meta {pair!r}: expected KEY=VALUE")
+        given.setdefault(key, []).append(value)
+    texts = {k: v[0] if len(v) == 1 else json.dumps(v) for k, v in given.items()}
+    merged.update(jsonable(validate_metadata(texts, cfg, where="--meta", from_text=True)))
+    if meta_file and texts:
+        validate_metadata(merged, cfg, where="--meta and --meta-file")
+    return merged
+
+
+def caller_metadata(
+    raw: Mapping[str, object] | None, settings: Settings, *, where: str, from_text: bool = False
+) -> dict[str, object]:
+    """Validate a caller's metadata (``ValueError`` naming ``where``, the key and why)."""
+    if not raw:
+        return {}
+    cfg = settings.weaviate.metadata
+    return jsonable(validate_metadata(raw, cfg, where=where, from_text=from_text))
 
 
 #: Longest ``kwargsrepr`` header a message carries (Celery's own limit for it).
@@ -120,6 +209,9 @@ class Enqueuer:
         webhook_url: str | None = None,
         on_each: Callable[[str], None] | None = None,
         doc_ids: Mapping[str, str] | None = None,
+        metadata: Mapping[str, object] | None = None,
+        per_source: Mapping[str, Mapping[str, object]] | None = None,
+        tenant: str | None = None,
     ) -> str:
         """Create a job for ``(source, action)`` items, send its tasks, return the job id.
 
@@ -128,32 +220,96 @@ class Enqueuer:
         :func:`named_doc_id`); other sources are stored under their own URI. A
         ``delete`` may name a ``doc://`` id directly. ``on_each`` is called with each
         source as it is enqueued (progress bars).
+
+        Metadata of each ingested document, later layers winning key by key: its
+        sidecar ``NAME.meta.json`` (local files), ``metadata`` (every document), then
+        ``per_source[source as given]``. ``metadata`` and ``per_source`` are validated
+        first (``ValueError``: nothing is queued); a document whose merged metadata is
+        refused (a bad sidecar) is recorded ``failed`` with ``bad_metadata`` and the
+        others go on. ``tenant``: the tenant every document goes to (see
+        :func:`check_job_tenant`).
         """
         if webhook_url:
             check_webhook(webhook_url, self.settings)
-        job_id = self.jobs.create(webhook_url=webhook_url)
+        tenant = check_job_tenant(tenant, self.settings)
+        common = caller_metadata(metadata, self.settings, where="metadata")
+        own = {
+            src: caller_metadata(m, self.settings, where=f"metadata of {src}")
+            for src, m in (per_source or {}).items()
+        }
+        job_id = self.jobs.create(webhook_url=webhook_url, tenant=tenant)
         named = doc_ids or {}
         batch: list[DocState] = []
+        metas: dict[str, dict[str, object]] = {}
+        refused: list[DocState] = []
         for raw, action in items:
             if action == "delete" and raw.startswith(DOC_ID_SCHEME):
                 source = doc_id = raw  # the ledger knows its source
             else:
                 source = normalize(raw)
                 doc_id = named.get(raw) or doc_id_for(source, canonical=True)
-            batch.append(DocState(doc_id=doc_id, source=source, status="queued", action=action))
+            state = DocState(doc_id=doc_id, source=source, status="queued", action=action)
+            if action == "ingest":
+                try:
+                    metas[doc_id] = self._doc_metadata(source, common, own.get(raw))
+                except MetadataError as err:
+                    refused.append(
+                        state.model_copy(
+                            update={
+                                "status": "failed",
+                                "error_code": ErrorCode.BAD_METADATA,
+                                "error": str(err),
+                            }
+                        )
+                    )
+                    continue
+            batch.append(state)
             if on_each is not None:
                 on_each(source)
             if len(batch) >= _BATCH:
-                self._send(job_id, batch, force)
-                batch = []
-        self._send(job_id, batch, force)
+                self._send(job_id, batch, force, metas, tenant)
+                batch, metas = [], {}
+        self._send(job_id, batch, force, metas, tenant)
+        for state in refused:  # recorded failed: no task is sent for them
+            if self.jobs.add_docs(job_id, [state.model_copy(update={"status": "queued"})]):
+                self.jobs.set_doc(job_id, state)
         if self.jobs.seal(job_id) and webhook_url:
             self.app.send_task(
                 "chunkweave.send_webhook", kwargs={"job_id": job_id}, queue=self.settings.queue
             )
         return job_id
 
-    def _send(self, job_id: str, batch: list[DocState], force: bool) -> None:
+    def _doc_metadata(
+        self, source: str, common: Mapping[str, object], own: Mapping[str, object] | None
+    ) -> dict[str, object]:
+        return self.doc_metadata(source, common, own, self.settings)
+
+    @staticmethod
+    def doc_metadata(
+        source: str,
+        common: Mapping[str, object],
+        own: Mapping[str, object] | None,
+        settings: Settings,
+    ) -> dict[str, object]:
+        """Merge a document's sidecar (if a local file has one) under the caller's metadata.
+
+        Raises :class:`MetadataError` naming the sidecar (or the source), the key and why.
+        """
+        cfg = settings.weaviate.metadata
+        sidecar = read_sidecar(source, cfg) if "://" not in source else None
+        merged = {**jsonable(sidecar or {}), **common, **(own or {})}
+        if sidecar and (common or own):  # the merge must still hold the bounds
+            validate_metadata(merged, cfg, where=source)
+        return merged
+
+    def _send(
+        self,
+        job_id: str,
+        batch: list[DocState],
+        force: bool,
+        metas: Mapping[str, Mapping[str, object]] | None = None,
+        tenant: str | None = None,
+    ) -> None:
         """Add a batch of documents to the job and send a task for each one new to it.
 
         The batch's messages go to Redis in one pipelined round trip through one
@@ -166,7 +322,14 @@ class Enqueuer:
         added = self.jobs.add_docs(job_id, batch)
         if not added:
             return
-        messages = [(_TASKS[state.action], _task_kwargs(job_id, state, force)) for state in added]
+        metas = metas or {}
+        messages = [
+            (
+                _TASKS[state.action],
+                _task_kwargs(job_id, state, force, metas.get(state.doc_id), tenant),
+            )
+            for state in added
+        ]
         try:
             with (
                 self.app.producer_or_acquire() as producer,
@@ -206,6 +369,8 @@ def enqueue(
     webhook_url: str | None = None,
     document_id: str | None = None,
     settings: Settings | None = None,
+    metadata: Mapping[str, object] | None = None,
+    tenant: str | None = None,
 ) -> str:
     """Queue documents for ingestion by the workers; return the job id.
 
@@ -217,6 +382,13 @@ def enqueue(
     the same name replaces the previous one (see :func:`named_doc_id`); without it a
     document is identified by its path or URI. Needs ``CHUNKWEAVE_REDIS_URL`` (or
     ``settings.redis_url``, or a running ``chunkweave serve``).
+
+    ``metadata`` goes on every chunk of every document (keys declared in
+    ``CHUNKWEAVE_WEAVIATE__METADATA__FIELDS``, plus the reserved ``acl``: a list of
+    principals); a local file's sidecar ``NAME.meta.json`` adds its own, overridden
+    key by key by ``metadata``. ``tenant`` stores the documents in that tenant
+    (multi-tenancy on). Bad metadata or tenant raises ``ValueError`` before anything
+    is queued.
     """
     enq = Enqueuer(settings)
     try:
@@ -227,6 +399,13 @@ def enqueue(
                 raise ValueError(f"document_id names one document; the sources hold {len(found)}")
             ids[found[0]] = named_doc_id(document_id)
         items: list[tuple[str, Action]] = [(s, "ingest") for s in found]
-        return enq.submit(items, force=force, webhook_url=webhook_url, doc_ids=ids)
+        return enq.submit(
+            items,
+            force=force,
+            webhook_url=webhook_url,
+            doc_ids=ids,
+            metadata=metadata,
+            tenant=tenant,
+        )
     finally:
         enq.close()

@@ -2,7 +2,8 @@
 
 Layout (all keys expire ``ttl_s`` after the last write to the job):
 
-- ``cw:job:<id>`` hash: ``created_at``, ``total``, ``sealed``, ``webhook_url``, ``finished_at``.
+- ``cw:job:<id>`` hash: ``created_at``, ``total``, ``sealed``, ``webhook_url``, ``finished_at``,
+  ``tenant`` (the tenant every document of the job belongs to, if any).
 - ``cw:job:<id>:docs`` hash: ``doc_id`` -> :class:`DocState` JSON.
 - ``cw:job:<id>:<status>`` sets of ``doc_id`` (one per status): a document is in exactly
   one of them; transitions move it in one MULTI/EXEC, so counts are ``SCARD`` and a
@@ -83,6 +84,8 @@ class JobState(BaseModel):
     done: int
     failed: int
     webhook_url: str | None = None
+    #: The tenant the job's documents belong to (``None``: no tenant).
+    tenant: str | None = None
     docs: tuple[DocState, ...] | None = None
 
 
@@ -102,8 +105,8 @@ class JobStore:
         self.r = client
         self.ttl_s = ttl_s
 
-    def create(self, *, webhook_url: str | None = None) -> str:
-        """Open a new, unsealed, empty job and return its id."""
+    def create(self, *, webhook_url: str | None = None, tenant: str | None = None) -> str:
+        """Open a new, unsealed, empty job (of ``tenant``) and return its id."""
         job_id = uuid.uuid4().hex
         now = time.time()
         key = _job_key(job_id)
@@ -111,6 +114,8 @@ class JobStore:
         pipe.hset(key, mapping={"created_at": now, "total": 0, "sealed": 0})
         if webhook_url:
             pipe.hset(key, "webhook_url", webhook_url)
+        if tenant:
+            pipe.hset(key, "tenant", tenant)
         pipe.expire(key, self.ttl_s)
         pipe.zadd(JOBS_INDEX, {job_id: now})
         pipe.execute()
@@ -225,23 +230,29 @@ class JobStore:
                     finished_at=float(finished) if finished else None,
                     total=int(fields.get("total", 0)),
                     webhook_url=fields.get("webhook_url"),
+                    tenant=fields.get("tenant"),
                     **n,
                 )
             )
         return out
 
     def page(
-        self, *, status: JobStatus | None = None, limit: int = 50, cursor: float | None = None
+        self,
+        *,
+        status: JobStatus | None = None,
+        limit: int = 50,
+        cursor: float | None = None,
+        tenants: frozenset[str] | None = None,
     ) -> tuple[list[JobState], float | None]:
         """One page of jobs, newest first, and the cursor of the next page (None at the end).
 
         ``cursor`` is the creation time the page starts below (exclusive). Each call reads
         at most ``4 * limit`` jobs of the index in two round trips, whatever its size:
         with a ``status`` filter a page may hold fewer than ``limit`` jobs and still have
-        a next one.
+        a next one. ``tenants``: only jobs of one of these tenants (``None``: any job).
         """
         top = "+inf" if cursor is None else f"({cursor!r}"
-        scan = 4 * limit if status is not None else limit
+        scan = 4 * limit if status is not None or tenants is not None else limit
         rows = cast(
             list[tuple[bytes, float]],
             self.r.zrevrangebyscore(JOBS_INDEX, top, "-inf", start=0, num=scan, withscores=True),
@@ -255,7 +266,9 @@ class JobStore:
             next_cursor = float(score)
             if job is None:
                 expired.append(job_id)
-            elif status is None or job.status == status:
+            elif (status is None or job.status == status) and (
+                tenants is None or job.tenant in tenants
+            ):
                 jobs.append(job)
                 if len(jobs) >= limit:
                     break

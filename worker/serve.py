@@ -144,7 +144,7 @@ class Service:
             self._spawn("worker", worker_command(settings, self.workers), env)
             if self.api_port is not None:
                 self._spawn("api", api_command(self.host, self.api_port), env)
-                docs = "docs at /docs" if settings.api_token is None else "token required"
+                docs = "docs at /docs" if not settings.api_guarded else "token required"
                 self.say(f"HTTP API on http://{self.host}:{self.api_port} ({docs})")
             watcher = self._start_watcher(settings, stack) if self.watch else None
             self.say(f"{self.workers} worker process(es) on queue {settings.queue!r}; Ctrl-C stops")

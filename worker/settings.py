@@ -68,6 +68,10 @@ class Settings(BaseSettings):
     s3: S3Config = S3Config()
     sources: SourcesConfig = SourcesConfig()
     api_token: SecretStr | None = None
+    #: Tokens scoped to tenants (``{"tenant-a": "token-a"}``): a caller with one may
+    #: enqueue, list, read and delete only its tenant's jobs and documents
+    #: (``api_token`` may do all). Any of them also turns the OpenAPI docs off.
+    api_tenant_tokens: dict[str, SecretStr] = Field(default_factory=dict)
     #: Bytes of one uploaded file; also bounds a multipart request (plus form overhead).
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
     #: Bytes of a JSON request body (``POST /jobs`` with source URIs).
@@ -121,6 +125,11 @@ class Settings(BaseSettings):
     #: :mod:`chunkweave.worker.runtime`); replace it to plug in a different pipeline
     #: (the tests plug in one that hangs or crashes on purpose).
     pipeline_factory: str = "chunkweave.worker.runtime:default_pipeline"
+
+    @property
+    def api_guarded(self) -> bool:
+        """Whether the API asks callers for a token (the main one or a tenant's)."""
+        return self.api_token is not None or bool(self.api_tenant_tokens)
 
     @property
     def upload_dir(self) -> Path:

@@ -153,13 +153,28 @@ class WeaviateSession:
     (:meth:`close`).
     """
 
-    def __init__(self, client: weaviate.WeaviateClient, cfg: WeaviateConfig) -> None:
+    def __init__(
+        self, client: weaviate.WeaviateClient, cfg: WeaviateConfig, *, owns_client: bool = True
+    ) -> None:
         self.client = client
         self.cfg = cfg
+        #: False for a tenant's view of another session's client (see :meth:`for_tenant`).
+        self.owns_client = owns_client
 
     def close(self) -> None:
-        """Close the client."""
-        self.client.close()
+        """Close the client (a tenant view leaves it to the session it came from)."""
+        if self.owns_client:
+            self.client.close()
+
+    def for_tenant(self, tenant: str) -> WeaviateSession:
+        """Return the same client, scoped to ``tenant`` (multi-tenancy must be on)."""
+        if not self.cfg.multi_tenancy:
+            raise StoreError(
+                f"tenant {tenant!r} given but multi-tenancy is off "
+                "(CHUNKWEAVE_WEAVIATE__MULTI_TENANCY=true, on a new collection)"
+            )
+        cfg = self.cfg.model_copy(update={"tenant": tenant})
+        return WeaviateSession(self.client, cfg, owns_client=False)
 
     def live(self) -> bool:
         """Whether the server answers its liveness endpoint right now."""
@@ -176,7 +191,15 @@ class WeaviateSession:
         return retrying(self.cfg, what, call, probe=self.live)
 
     def handle(self, name: str) -> Any:
-        """Return a handle on collection ``name`` (tenant-scoped when a tenant is set)."""
+        """Return a handle on collection ``name`` (tenant-scoped when a tenant is set).
+
+        With multi-tenancy on and no tenant there is nothing to read or write:
+        raises :class:`StoreError` (a search must name its tenant).
+        """
+        if self.cfg.multi_tenancy and not self.cfg.tenant:
+            raise StoreError(
+                f"collection {name!r} is multi-tenant: name a tenant (--tenant, tenant=...)"
+            )
         coll = self.client.collections.use(name)
         return coll.with_tenant(self.cfg.tenant) if self.cfg.tenant else coll
 

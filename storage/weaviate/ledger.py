@@ -11,6 +11,7 @@ pipeline reads it to skip unchanged documents before parsing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -47,7 +48,13 @@ LEDGER_PROPERTIES: tuple[Property, ...] = (
     _field("error_code"),
     Property(name="created_at", data_type=DataType.DATE),
     Property(name="updated_at", data_type=DataType.DATE),
+    # The stored version's caller metadata (canonical JSON), its hash and its tenant.
+    Property(name="metadata", data_type=DataType.TEXT, index_filterable=False),
+    _field("meta_sha1"),
+    _field("tenant"),
 )
+#: Properties a ledger collection created before they existed gets when next opened.
+_ADDED_LATER = ("metadata", "meta_sha1", "tenant")
 
 
 class WeaviateLedger:
@@ -68,6 +75,10 @@ class WeaviateLedger:
 
         def _ensure() -> None:
             if collections.exists(self.name):
+                have = {p.name for p in collections.use(self.name).config.get().properties}
+                for prop in LEDGER_PROPERTIES:
+                    if prop.name in _ADDED_LATER and prop.name not in have:
+                        collections.use(self.name).config.add_property(prop)
                 return
             collections.create(
                 self.name,
@@ -95,6 +106,7 @@ class WeaviateLedger:
         created = previous.created_at if previous and previous.created_at else now
         entry = entry.model_copy(update={"created_at": created, "updated_at": now})
         props = {k: v for k, v in entry.model_dump().items() if v is not None}
+        props["metadata"] = json.dumps(entry.metadata, sort_keys=True)
         coll = self.session.handle(self.name)
         obj = DataObject(properties=props, uuid=ledger_uuid(entry.doc_id))
         result = self.session.retry("ledger write", lambda: coll.data.insert_many([obj]))
@@ -127,4 +139,7 @@ class WeaviateLedger:
 
 def _entry(props: dict[str, Any]) -> LedgerEntry:
     known = set(LedgerEntry.model_fields)
-    return LedgerEntry(**{k: v for k, v in props.items() if k in known and v is not None})
+    fields = {k: v for k, v in props.items() if k in known and v is not None}
+    raw = fields.pop("metadata", None)
+    metadata = json.loads(raw) if isinstance(raw, str) and raw else {}
+    return LedgerEntry(**fields, metadata=metadata if isinstance(metadata, dict) else {})

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 from weaviate.classes.config import DataType, Property, Tokenization
 
 from chunkweave.chunking.models import Chunk, Region
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.metadata import (
+    ACL,
+    HAS_ACL,
+    META_SHA1,
+    FieldType,
+    MetadataConfig,
+    metadata_sha1,
+)
 from chunkweave.storage.values import EmbedderIdentity
 
 _SCHEMA_TAG = "chunkweave:"
@@ -137,13 +147,76 @@ FILTERABLE_PROPERTIES: frozenset[str] = frozenset(
 )
 
 
+_META_TYPES: dict[FieldType, DataType] = {
+    "string": DataType.TEXT,
+    "number": DataType.NUMBER,
+    "bool": DataType.BOOL,
+    "date": DataType.DATE,
+    "string[]": DataType.TEXT_ARRAY,
+}
+
+
+def metadata_properties(cfg: MetadataConfig) -> list[Property]:
+    """Return the chunk properties caller metadata is stored in: ``acl``, flags, keys.
+
+    Each declared key is its own filterable property (strings matched whole, numbers
+    and dates with a range index); ``has_acl`` says whether the document had an
+    ``acl`` at all (what a search treats as public when the config says so);
+    ``meta_sha1`` is read back to tell a metadata-only change. Added to an existing
+    collection when missing (:meth:`WeaviateStore.ensure_schema`): properties are only
+    ever added, never changed.
+    """
+    props = [
+        Property(name=HAS_ACL, data_type=DataType.BOOL, index_filterable=True),
+        _text(META_SHA1),
+    ]
+    for key, kind in cfg.declared().items():
+        data_type = _META_TYPES[kind]
+        text = data_type in (DataType.TEXT, DataType.TEXT_ARRAY)
+        props.append(
+            Property(
+                name=key,
+                data_type=data_type,
+                tokenization=Tokenization.FIELD if text else None,
+                index_filterable=True,
+                index_searchable=False,
+                index_range_filters=kind in ("number", "date"),
+            )
+        )
+    return props
+
+
+def meta_values(metadata: Mapping[str, Any], cfg: MetadataConfig) -> dict[str, Any]:
+    """Return the metadata properties of every chunk of a document with ``metadata``.
+
+    Dates come as ISO strings (their JSON form) and are stored as dates. A declared
+    key the document lacks is left out, so it reads back as null.
+    """
+    declared = cfg.declared()
+    unknown = sorted(set(metadata) - set(declared))
+    if unknown:  # never left to Weaviate's auto-schema: it would add them silently
+        raise StoreError(f"metadata keys {unknown} are not declared (see MetadataConfig)")
+    props: dict[str, Any] = {
+        k: datetime.fromisoformat(v) if declared.get(k) == "date" and isinstance(v, str) else v
+        for k, v in metadata.items()
+    }
+    props[HAS_ACL] = ACL in metadata
+    props[META_SHA1] = metadata_sha1(metadata)
+    return props
+
+
 def chunk_properties(
-    chunk: Chunk, ingested_at: datetime, *, regions: bool = True
+    chunk: Chunk,
+    ingested_at: datetime,
+    *,
+    regions: bool = True,
+    meta: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the stored properties of ``chunk`` (``None`` fields are left out).
 
     ``regions`` off leaves out the source regions (a collection older than schema
-    version 3 has no property for them).
+    version 3 has no property for them). ``meta``: the document's metadata
+    properties (:func:`meta_values`), the same on every chunk.
     """
     props: dict[str, Any] = {
         "chunk_id": chunk.id,
@@ -174,6 +247,8 @@ def chunk_properties(
     props.update({k: v for k, v in optional.items() if v is not None})
     if regions:
         props[REGIONS] = [{"page": r.page, "bbox": list(r.bbox)} for r in chunk.regions]
+    if meta:
+        props.update(meta)
     return props
 
 

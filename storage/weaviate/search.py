@@ -7,7 +7,7 @@ into a Weaviate filter; :func:`search_chunks` runs the query and returns
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from weaviate.classes.query import Filter, MetadataQuery
@@ -16,10 +16,11 @@ from weaviate.collections.classes.filters import _FilterByProperty, _Filters
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import Condition, Operator, SearchRequest
 from chunkweave.storage.hits import Hit, relevance
+from chunkweave.storage.metadata import ACL, HAS_ACL
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import REGIONS, read_regions
 
-_OPERATORS: dict[Operator, Callable[[_FilterByProperty, str | int], _Filters]] = {
+_OPERATORS: dict[Operator, Callable[[_FilterByProperty, Any], _Filters]] = {
     "equal": lambda prop, value: prop.equal(value),
     "not_equal": lambda prop, value: prop.not_equal(value),
     "less_than": lambda prop, value: prop.less_than(value),
@@ -38,6 +39,20 @@ def where_filter(where: Sequence[Condition]) -> _Filters | None:
     return combined
 
 
+def access_filter(principals: Sequence[str], *, public_without_acl: bool) -> _Filters | None:
+    """Return the filter letting through only chunks some of ``principals`` may read.
+
+    A chunk whose ``acl`` holds one of them, or (``public_without_acl``) one whose
+    document has no ``acl`` at all. ``None`` when nothing can pass (no principals,
+    nothing public): the search then returns nothing without asking.
+    """
+    allowed = Filter.by_property(ACL).contains_any(list(principals)) if principals else None
+    if not public_without_acl:
+        return allowed
+    public = Filter.by_property(HAS_ACL).equal(False)
+    return public if allowed is None else allowed | public
+
+
 def search_chunks(
     session: WeaviateSession,
     collection: str,
@@ -45,13 +60,22 @@ def search_chunks(
     where: _Filters | None,
     *,
     keyword_index: bool,
+    public_without_acl: bool = False,
+    meta_keys: Collection[str] = (),
 ) -> list[Hit]:
-    """Top ``request.k`` chunks of ``collection`` that ``where`` lets through.
+    """Top ``request.k`` chunks of ``collection`` that ``where`` (and the ACL) let through.
+
+    With ``request.principals`` only chunks they may read (:func:`access_filter`).
 
     Without a vector the search is BM25 only; without ``keyword_index`` a hybrid
     search is vector-only, and one without a vector raises :class:`StoreError`.
     """
     query, vector, k, hybrid = request.query, request.vector, request.k, request.hybrid
+    if request.principals is not None:
+        access = access_filter(request.principals, public_without_acl=public_without_acl)
+        if access is None:
+            return []  # fails closed: nobody named, nothing public
+        where = access if where is None else where & access
     if vector is None and not keyword_index:
         raise StoreError(
             f"collection {collection!r} has no keyword index "
@@ -74,11 +98,12 @@ def search_chunks(
 
     objs = session.retry("search", _run).objects
     by_distance = vector is not None and not (hybrid and keyword_index)
-    return [_hit(o, by_distance) for o in objs]
+    return [_hit(o, by_distance, meta_keys) for o in objs]
 
 
-def _hit(obj: Any, by_distance: bool) -> Hit:
+def _hit(obj: Any, by_distance: bool, meta_keys: Collection[str]) -> Hit:
     props = obj.properties
+    metadata = {k: props[k] for k in meta_keys if props.get(k) is not None}
     return Hit(
         uuid=str(obj.uuid),
         score=relevance(obj.metadata.score, obj.metadata.distance, by_distance=by_distance),
@@ -90,4 +115,5 @@ def _hit(obj: Any, by_distance: bool) -> Hit:
         doc_id=str(props.get("doc_id", "")),
         type=str(props.get("type", "")),
         regions=read_regions(props.get(REGIONS)),
+        metadata=metadata,
     )

@@ -11,7 +11,7 @@ searching it :mod:`.search`'s.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,6 +24,7 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.hits import Hit
+from chunkweave.storage.metadata import HAS_ACL, META_SHA1
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
@@ -34,9 +35,16 @@ from chunkweave.storage.weaviate.schema import (
     REGIONS,
     SCHEMA_VERSION,
     chunk_properties,
+    meta_values,
+    metadata_properties,
     read_regions,
 )
 from chunkweave.storage.weaviate.search import search_chunks, where_filter
+from chunkweave.storage.weaviate.tenancy import (
+    add_missing_properties,
+    check_tenancy,
+    check_tenant_name,
+)
 
 #: Objects per fetch/delete-by-id call: half of Weaviate's default QUERY_MAXIMUM_RESULTS.
 _PAGE = 5_000
@@ -50,11 +58,18 @@ class WeaviateStore:
     """
 
     def __init__(
-        self, client: weaviate.WeaviateClient, cfg: WeaviateConfig, identity: EmbedderIdentity
+        self,
+        client: weaviate.WeaviateClient,
+        cfg: WeaviateConfig,
+        identity: EmbedderIdentity,
+        *,
+        session: WeaviateSession | None = None,
     ) -> None:
-        if cfg.multi_tenancy and not cfg.tenant:
-            raise StoreError("multi_tenancy is on but no tenant is configured")
-        self.session = WeaviateSession(client, cfg)
+        # Multi-tenant without a tenant: the collections can be created and tenants
+        # opened (:meth:`for_tenant`), but every read or write raises StoreError.
+        if cfg.tenant is not None:
+            check_tenant_name(cfg.tenant)
+        self.session = session or WeaviateSession(client, cfg)
         self.client = client
         self.cfg = cfg
         self.identity = identity
@@ -66,6 +81,7 @@ class WeaviateStore:
         self.keyword_index = cfg.keyword_index
         #: Whether the collection stores source regions (read by :meth:`ensure_schema`).
         self.regions = True
+        self._tenants: dict[str, WeaviateStore] = {}
 
     @classmethod
     def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
@@ -95,29 +111,95 @@ class WeaviateStore:
 
         Reads what the collection has into :attr:`schema_version`,
         :attr:`keyword_index` and :attr:`regions`; see
-        :func:`chunkweave.storage.weaviate.collection.ensure_collection`.
+        :func:`chunkweave.storage.weaviate.collection.ensure_collection`. Refuses
+        multi-tenancy on an existing single-tenant collection (and the reverse), with
+        the migration; adds the metadata properties the collection lacks
+        (:func:`~.schema.metadata_properties`: only ever added).
         """
+        check_tenancy(self.session)
         self.schema_version, self.keyword_index, self.regions = ensure_collection(
             self.session, self.identity
         )
+        add_missing_properties(self.session, metadata_properties(self.cfg.metadata))
 
-    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
+    def for_tenant(self, tenant: str) -> WeaviateStore:
+        """Return this store scoped to ``tenant`` (created on first use), same client.
+
+        Raises :class:`StoreError` when multi-tenancy is off or the name is not one
+        Weaviate accepts. Closing the view leaves the client open.
+        """
+        view = self._tenants.get(tenant)
+        if view is not None:
+            return view
+        check_tenant_name(tenant)
+        session = self.session.for_tenant(tenant)
+        view = WeaviateStore(self.client, session.cfg, self.identity, session=session)
+        view.schema_version, view.keyword_index = self.schema_version, self.keyword_index
+        view.regions = self.regions
+        view.page_size = self.page_size
+        for name in (self.cfg.collection, self.cfg.ledger_collection):
+            if self.client.collections.exists(name):
+                session.ensure_tenant(name)
+        self._tenants[tenant] = view
+        return view
+
+    def tenants(self) -> list[str]:
+        """Return the tenants of the chunk collection (none when multi-tenancy is off)."""
+        if not self.cfg.multi_tenancy:
+            return []
+        coll = self.client.collections.use(self.cfg.collection)
+        return sorted(self.session.retry("listing tenants", lambda: coll.tenants.get()))
+
+    def delete_tenant(self, tenant: str) -> bool:
+        """Remove ``tenant`` with all its chunks and ledger entries; True if it existed."""
+        check_tenant_name(tenant)
+        if not self.cfg.multi_tenancy:
+            raise StoreError("multi-tenancy is off: there are no tenants to delete")
+        existed = False
+        for name in (self.cfg.collection, self.cfg.ledger_collection):
+            tenants = self.client.collections.use(name).tenants
+
+            def _remove(tenants: Any = tenants) -> bool:
+                if not tenants.exists(tenant):
+                    return False
+                tenants.remove([tenant])
+                return True
+
+            existed = self.session.retry(f"deleting tenant {tenant}", _remove) or existed
+        self._tenants.pop(tenant, None)
+        return existed
+
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> int:
         """Write ``chunks`` (with ``vectors`` in the same order, or none) and return the count.
 
         Objects are keyed by :func:`chunkweave.storage.uuids.chunk_uuid`, so a retry or a re-run
         overwrites rather than duplicates. Only objects that failed transiently are
-        re-sent; any other per-object failure raises with its reasons.
+        re-sent; any other per-object failure raises with its reasons. ``metadata``
+        (validated, JSON values) is written on every chunk; a write replaces the
+        whole object, so keys it lacks read back as null.
         """
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
         now = datetime.now(UTC)
+        meta = meta_values(metadata or {}, self.cfg.metadata)
         pending: dict[str, Pending] = {
             chunk_uuid(c.id): (
-                chunk_properties(c, now, regions=self.regions),
+                chunk_properties(c, now, regions=self.regions, meta=meta),
                 vectors[i] if vectors else None,
             )
             for i, c in enumerate(chunks)
         }
+        return self._send(pending)
+
+    def _send(self, pending: dict[str, Pending]) -> int:
+        """Write ``pending`` (retrying transient failures); return how many were written."""
+        total = len(pending)
         delay = 0.5
         for attempt in range(self.cfg.retries + 1):
             # Probe first: on a dead server the client's own gRPC retries take ~15 s.
@@ -134,13 +216,12 @@ class WeaviateStore:
                 else dict.fromkeys(pending, "server unavailable")
             )
             if not errors:
-                return len(chunks)
+                return total
             permanent = {u: msg for u, msg in errors.items() if not is_transient(msg)}
             if permanent:
                 reasons = sorted(set(permanent.values()))[:5]
                 raise StoreError(
-                    f"Weaviate rejected {len(permanent)} of {len(pending)} objects: "
-                    + "; ".join(reasons)
+                    f"Weaviate rejected {len(permanent)} of {total} objects: " + "; ".join(reasons)
                 )
             if attempt == self.cfg.retries:
                 sample = next(iter(errors.values()))
@@ -178,15 +259,40 @@ class WeaviateStore:
         """Delete every chunk of ``doc_id``; returns how many were deleted."""
         return self.delete_where(Filter.by_property("doc_id").equal(doc_id))
 
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        """Write every stored chunk of ``doc_id`` again with ``metadata``; return the count.
+
+        Each chunk keeps its vector and every other property (read back and sent
+        unchanged): only the metadata properties are replaced, and a declared key the
+        new metadata lacks reads back as null. Nothing is parsed or embedded.
+        """
+        meta = meta_values(metadata, self.cfg.metadata)
+        old = {*self.cfg.metadata.declared(), HAS_ACL, META_SHA1}
+        ids = sorted(self.doc_uuids(doc_id))
+        written = 0
+        for start in range(0, len(ids), self.page_size):
+            page = ids[start : start + self.page_size]
+            where = Filter.by_id().contains_any(page)
+            pending: dict[str, Pending] = {}
+            for o in self._fetch(where, len(page), None, vector=True):
+                props = {k: v for k, v in o.properties.items() if k not in old and v is not None}
+                vector = o.vector
+                if isinstance(vector, dict):  # named vectors: this collection has one
+                    vector = next(iter(vector.values()), None)
+                pending[str(o.uuid)] = ({**props, **meta}, list(vector) if vector else None)
+            written += self._send(pending)
+        return written
+
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
         """Return the stored ``chunk_index`` and regions of those of ``uuids`` stored."""
-        props: list[Any] = ["chunk_index"]
+        props: list[Any] = ["chunk_index", META_SHA1]
         if self.regions:
             props.append(QueryNested(name=REGIONS, properties=["page", "bbox"]))
         found: dict[str, StoredPosition] = {}
         for o in self._by_ids(uuids, props):
             regions = read_regions(o.properties.get(REGIONS)) if self.regions else None
-            found[str(o.uuid)] = StoredPosition(int(o.properties["chunk_index"]), regions)
+            meta = str(o.properties.get(META_SHA1) or "")
+            found[str(o.uuid)] = StoredPosition(int(o.properties["chunk_index"]), regions, meta)
         return found
 
     def vectors(self, uuids: Iterable[str]) -> dict[str, list[float]]:
@@ -242,7 +348,7 @@ class WeaviateStore:
         self,
         where: _Filters,
         limit: int,
-        props: list[Any],
+        props: list[Any] | None,
         sort: bool = False,
         vector: bool = False,
     ) -> Any:
@@ -268,10 +374,14 @@ class WeaviateStore:
         collection without the keyword index (:attr:`keyword_index`) a hybrid search
         is vector-only, and one without a vector raises :class:`StoreError`.
         """
+        if request.tenant is not None and request.tenant != self.cfg.tenant:
+            return self.for_tenant(request.tenant).search(request)
         return search_chunks(
             self.session,
             self.cfg.collection,
             request,
             where_filter(request.where),
             keyword_index=self.keyword_index,
+            public_without_acl=self.cfg.metadata.public_without_acl,
+            meta_keys=tuple(self.cfg.metadata.declared()),
         )

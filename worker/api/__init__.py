@@ -15,7 +15,9 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
 - ``DELETE /documents/{doc_id}``: enqueue removal of a document; returns its job id.
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
 - Bearer-token auth on everything else when ``Settings.api_token`` is set; then the
-  OpenAPI docs (``/docs``, ``/redoc``, ``/openapi.json``) are off.
+  OpenAPI docs (``/docs``, ``/redoc``, ``/openapi.json``) are off. Tokens scoped to
+  tenants (``Settings.api_tenant_tokens``) see and touch only their tenants' jobs and
+  documents.
 - Bodies are bounded as they stream (:mod:`.limits`): ``max_json_bytes`` for JSON,
   ``max_upload_bytes`` per file for uploads.
 """
@@ -57,7 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         enq.close()
 
     # With a token, the API documents itself to no one: docs and schema are off.
-    open_docs = cfg.api_token is None
+    open_docs = not cfg.api_guarded
     app = FastAPI(
         lifespan=lifespan,
         title="chunkweave",
@@ -106,7 +108,7 @@ def check_bind(host: str, settings: Settings, *, insecure: bool) -> str | None:
     ``insecure`` lets an operator who has put the API behind their own gate do so
     anyway, with a warning.
     """
-    if is_loopback(host) or settings.api_token is not None:
+    if is_loopback(host) or settings.api_guarded:
         return None
     if not insecure:
         raise InsecureBindError(

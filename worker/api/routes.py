@@ -8,8 +8,11 @@ keep answering while a large job is submitted.
 from __future__ import annotations
 
 import hmac
+import json
 import logging
-from typing import Annotated
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
@@ -25,7 +28,7 @@ from chunkweave.worker.api.schemas import (
     SourcesRequest,
 )
 from chunkweave.worker.api.uploads import store_upload
-from chunkweave.worker.enqueue import Enqueuer, named_doc_id
+from chunkweave.worker.enqueue import Enqueuer, caller_metadata, check_job_tenant, named_doc_id
 from chunkweave.worker.jobs import Action, JobState, JobStatus
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import (
@@ -56,20 +59,64 @@ SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 EnqueuerDep = Annotated[Enqueuer, Depends(get_enqueuer)]
 
 
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the tenants it may see (``None``: every job and document)."""
+
+    tenants: frozenset[str] | None = None
+
+    def may(self, tenant: str | None) -> bool:
+        """Whether the caller may see or touch what belongs to ``tenant``."""
+        return self.tenants is None or tenant in self.tenants
+
+    def tenant_for(self, asked: str | None) -> str | None:
+        """Return the tenant a job of this caller goes to; 403 for one not its own."""
+        if self.tenants is None:
+            return asked
+        if asked is None and len(self.tenants) == 1:
+            return next(iter(self.tenants))
+        if asked is None or asked not in self.tenants:
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN,
+                "this token may only use its own tenant"
+                + ("" if asked is None else f", not {asked!r}"),
+            )
+        return asked
+
+
 def authorize(
+    request: Request,
     settings: SettingsDep,
     creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> None:
-    """Require ``Authorization: Bearer <api_token>`` when a token is configured."""
-    token = settings.api_token
-    if token is None:
-        return
-    if creds is None or not hmac.compare_digest(creds.credentials, token.get_secret_value()):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "missing or invalid bearer token",
-            headers={"WWW-Authenticate": "Bearer"},
+) -> Caller:
+    """Require ``Authorization: Bearer <token>`` when tokens are configured.
+
+    ``api_token`` may do everything; a token of ``api_tenant_tokens`` only what
+    belongs to its tenants. Every configured token is compared (constant time).
+    """
+    if not settings.api_guarded:
+        caller = Caller()
+    else:
+        given = creds.credentials if creds is not None else ""
+        token = settings.api_token
+        everything = token is not None and hmac.compare_digest(given, token.get_secret_value())
+        scoped = frozenset(
+            tenant
+            for tenant, secret in settings.api_tenant_tokens.items()
+            if hmac.compare_digest(given, secret.get_secret_value())
         )
+        if creds is None or not (everything or scoped):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "missing or invalid bearer token",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        caller = Caller(None if everything else scoped)
+    request.state.caller = caller
+    return caller
+
+
+CallerDep = Annotated[Caller, Depends(authorize)]
 
 
 router = APIRouter()
@@ -78,8 +125,8 @@ authed = APIRouter(dependencies=[Depends(authorize)])
 
 
 async def _upload_items(
-    request: Request, settings: Settings
-) -> tuple[SourcesRequest, dict[str, str]]:
+    request: Request, settings: Settings, caller: Caller
+) -> tuple[SourcesRequest, dict[str, str], dict[str, dict[str, Any]]]:
     """Store the uploaded files; return the request and their doc ids, if named."""
     form = await request.form(max_files=settings.sources.max_files_per_job, max_fields=1024)
     uploads = [f for f in form.getlist("file") if isinstance(f, UploadFile)]
@@ -89,12 +136,46 @@ async def _upload_items(
     if names and len(names) != len(uploads):
         raise HTTPException(422, f"{len(names)} document_id fields for {len(uploads)} files")
     ids = [named_doc_id(n) for n in names]  # ValueError: 422 below, before anything is stored
+    metas = _form_metadata(form.getlist("metadata"), uploads, settings)
+    tenant = form.get("tenant")
+    check_job_tenant(
+        caller.tenant_for(tenant if isinstance(tenant, str) and tenant else None), settings
+    )
     stored = [await store_upload(upload, settings) for upload in uploads]
     hook = form.get("webhook_url")
     body = SourcesRequest(
-        sources=stored, webhook_url=hook if isinstance(hook, str) and hook else None
+        sources=stored,
+        webhook_url=hook if isinstance(hook, str) and hook else None,
+        tenant=tenant if isinstance(tenant, str) and tenant else None,
     )
-    return body, dict(zip(stored, ids, strict=False))
+    per_file = dict(zip(stored, metas, strict=False)) if metas else {}
+    return body, dict(zip(stored, ids, strict=False)), per_file
+
+
+def _form_metadata(
+    fields: list[Any], uploads: list[UploadFile], settings: Settings
+) -> list[dict[str, Any]]:
+    """Read the ``metadata`` form fields: one JSON object for every file, or one per file.
+
+    Validated before anything is stored (422 naming the file, the key and why).
+    """
+    texts = [f for f in fields if isinstance(f, str)]
+    if not texts:
+        return []
+    if len(texts) not in (1, len(uploads)):
+        raise HTTPException(422, f"{len(texts)} metadata fields for {len(uploads)} files")
+    out: list[dict[str, Any]] = []
+    for i, upload in enumerate(uploads):
+        text = texts[0] if len(texts) == 1 else texts[i]
+        name = upload.filename or f"file {i + 1}"
+        try:
+            raw = json.loads(text)
+        except ValueError as err:
+            raise HTTPException(422, f"{name}: metadata is not JSON: {err}") from err
+        if not isinstance(raw, dict):
+            raise HTTPException(422, f"{name}: metadata must be a JSON object")
+        out.append(caller_metadata(raw, settings, where=name))  # ValueError: 422
+    return out
 
 
 def _confined(body: SourcesRequest, settings: Settings) -> list[tuple[str, Action]]:
@@ -122,17 +203,27 @@ def _public(job: JobState) -> JobState:
         422: {"description": "Malformed body, source or webhook URL"},
     },
 )
-async def create_job(request: Request, settings: SettingsDep, enq: EnqueuerDep) -> JobCreated:
-    """Queue uploaded files, or sources under the allowed roots and buckets, for ingestion."""
+async def create_job(
+    request: Request, settings: SettingsDep, enq: EnqueuerDep, caller: CallerDep
+) -> JobCreated:
+    """Queue uploaded files, or sources under the allowed roots and buckets, for ingestion.
+
+    ``metadata`` and ``tenant`` are checked before anything is stored or queued; a
+    tenant-scoped token may only name its own tenant (403).
+    """
+    per_file: dict[str, dict[str, Any]] = {}
     try:
         if request.headers.get("content-type", "").startswith("multipart/form-data"):
-            body, doc_ids = await _upload_items(request, settings)
+            body, doc_ids, per_file = await _upload_items(request, settings, caller)
             items: list[tuple[str, Action]] = [(s, "ingest") for s in body.sources]
         else:
             try:
                 body = SourcesRequest.model_validate_json(await request.body())
             except ValueError as err:
                 raise HTTPException(422, f"invalid JSON body: {err}") from err
+            tenant = caller.tenant_for(body.tenant)  # 403 before the sources are read
+            check_job_tenant(tenant, settings)
+            caller_metadata(body.metadata, settings, where="metadata")
             items = await run_in_threadpool(_confined, body, settings)
             doc_ids = {}
             if body.document_id is not None:
@@ -142,7 +233,16 @@ async def create_job(request: Request, settings: SettingsDep, enq: EnqueuerDep) 
                     )
                 doc_ids = {items[0][0]: named_doc_id(body.document_id)}
         job_id = await run_in_threadpool(
-            enq.submit, items, force=body.force, webhook_url=body.webhook_url, doc_ids=doc_ids
+            partial(
+                enq.submit,
+                items,
+                force=body.force,
+                webhook_url=body.webhook_url,
+                doc_ids=doc_ids,
+                metadata=body.metadata,
+                per_source=per_file,
+                tenant=caller.tenant_for(body.tenant),
+            )
         )
     except SourceNotFoundError as err:
         raise HTTPException(404, str(err)) from err
@@ -154,10 +254,13 @@ async def create_job(request: Request, settings: SettingsDep, enq: EnqueuerDep) 
 
 
 @authed.get("/jobs/{job_id}", response_model=JobState)
-def get_job(job_id: str, enq: EnqueuerDep, docs: bool = True) -> JobState:
-    """Return a job's state, with its documents unless ``docs=false``."""
+def get_job(job_id: str, enq: EnqueuerDep, caller: CallerDep, docs: bool = True) -> JobState:
+    """Return a job's state, with its documents unless ``docs=false``.
+
+    Another tenant's job reads exactly as a missing one (404).
+    """
     job = enq.jobs.get(job_id, with_docs=docs)
-    if job is None:
+    if job is None or not caller.may(job.tenant):
         raise HTTPException(404, f"job {job_id} not found")
     return _public(job)
 
@@ -165,6 +268,7 @@ def get_job(job_id: str, enq: EnqueuerDep, docs: bool = True) -> JobState:
 @authed.get("/jobs", response_model=JobPage)
 def list_jobs(
     enq: EnqueuerDep,
+    caller: CallerDep,
     job_status: Annotated[JobStatus | None, Query(alias="status")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     cursor: Annotated[float | None, Query(description="`next_cursor` of the previous page")] = None,
@@ -173,22 +277,42 @@ def list_jobs(
 
     Each request reads a bounded slice of the job index; follow ``next_cursor`` until
     it is null (with a status filter a page may be short and still have a next one).
+    A tenant-scoped token lists only its tenants' jobs.
     """
-    jobs, next_cursor = enq.jobs.page(status=job_status, limit=limit, cursor=cursor)
+    jobs, next_cursor = enq.jobs.page(
+        status=job_status, limit=limit, cursor=cursor, tenants=caller.tenants
+    )
     return JobPage(jobs=[_public(j) for j in jobs], next_cursor=next_cursor)
 
 
 @authed.delete(
     "/documents/{doc_id:path}", status_code=status.HTTP_202_ACCEPTED, response_model=JobCreated
 )
-def delete_document(doc_id: str, enq: EnqueuerDep) -> JobCreated:
-    """Queue removal of a document (its chunks and ledger entry) by doc_id or source."""
-    return JobCreated(job_id=enq.submit([(doc_id, "delete")]))
+def delete_document(
+    doc_id: str,
+    enq: EnqueuerDep,
+    caller: CallerDep,
+    tenant: Annotated[str | None, Query(description="The document's tenant.")] = None,
+) -> JobCreated:
+    """Queue removal of a document (its chunks and ledger entry) by doc_id or source.
+
+    In ``tenant`` (a tenant-scoped token: only its own, 403 for another's).
+    """
+    try:
+        job_id = enq.submit([(doc_id, "delete")], tenant=caller.tenant_for(tenant))
+    except ValueError as err:
+        raise HTTPException(422, str(err)) from err
+    return JobCreated(job_id=job_id)
 
 
 @authed.get("/metrics")
-def metrics(request: Request) -> Response:
-    """Prometheus text exposition of the shared counters and queue depth."""
+def metrics(request: Request, caller: CallerDep) -> Response:
+    """Prometheus text exposition of the shared counters and queue depth.
+
+    Counts every tenant's documents: not for a tenant-scoped token (403).
+    """
+    if caller.tenants is not None:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "metrics need the main API token")
     registry: CollectorRegistry = request.app.state.metrics
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 

@@ -26,6 +26,24 @@ class SourcesRequest(BaseModel):
             "is identified by its path or URI, and an upload by its content."
         ),
     )
+    metadata: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "Caller metadata for every document of the job: keys declared in "
+            "CHUNKWEAVE_WEAVIATE__METADATA__FIELDS (string, number, bool, ISO date or "
+            "list of strings) and the reserved `acl` (list of principals). Stored on "
+            "every chunk, filterable in search; a local file's sidecar NAME.meta.json "
+            "adds its own keys (these win). Unknown keys or bad values: 422."
+        ),
+        examples=[{"version": "3", "acl": ["team-x"]}],
+    )
+    tenant: str | None = Field(
+        default=None,
+        description=(
+            "The tenant the documents go to (multi-tenancy on): 1-64 of A-Z a-z 0-9 _ -. "
+            "A tenant-scoped token may name only its own (the default when it has one)."
+        ),
+    )
 
 
 class UploadForm(BaseModel):
@@ -41,6 +59,14 @@ class UploadForm(BaseModel):
             "is identified by its content (a new version is a new document)."
         ),
     )
+    metadata: list[str] | None = Field(
+        default=None,
+        description=(
+            "JSON objects of caller metadata (see the JSON body's `metadata`): one for "
+            "every file, or one per file in order."
+        ),
+    )
+    tenant: str | None = Field(default=None, description="The tenant the files go to.")
 
 
 class JobPage(BaseModel):

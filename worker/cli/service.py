@@ -158,20 +158,49 @@ def serve(
 @click.option("--force", is_flag=True, help="Re-process even unchanged documents.")
 @click.option("--webhook", default=None, help="URL to POST the job summary to when done.")
 @click.option("--json", "as_json", is_flag=True, help="Print {job_id, total} as JSON.")
+@click.option(
+    "--meta",
+    "meta",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Caller metadata on every chunk (a declared key, or acl); repeatable.",
+)
+@click.option(
+    "--meta-file",
+    type=click.Path(dir_okay=False),
+    help="A JSON object of metadata (--meta wins; sidecars NAME.meta.json add theirs).",
+)
+@click.option("--tenant", default=None, help="Store the documents in this tenant.")
 @friendly_errors
-def enqueue(sources: tuple[str, ...], force: bool, webhook: str | None, as_json: bool) -> None:
+def enqueue(
+    sources: tuple[str, ...],
+    force: bool,
+    webhook: str | None,
+    as_json: bool,
+    meta: tuple[str, ...],
+    meta_file: str | None,
+    tenant: str | None,
+) -> None:
     """Queue files, folders or s3://bucket/prefix for the workers; print the job id.
 
     Sends at a lower CPU priority (CHUNKWEAVE_PRODUCER_NICE, default 10), so workers on
     this machine keep the cores.
     """
-    from chunkweave.worker.enqueue import Enqueuer
+    from chunkweave.worker.enqueue import Enqueuer, command_line_metadata
     from chunkweave.worker.sources import expand
 
-    enq = Enqueuer(_producer_settings())
+    settings = _producer_settings()
+    metadata = command_line_metadata(meta, meta_file, settings)  # before anything is queued
+    enq = Enqueuer(settings)
     try:
         found = [doc for src in sources for doc in expand(src, enq.settings)]
-        job_id = enq.submit(((s, "ingest") for s in found), force=force, webhook_url=webhook)
+        job_id = enq.submit(
+            ((s, "ingest") for s in found),
+            force=force,
+            webhook_url=webhook,
+            metadata=metadata,
+            tenant=tenant,
+        )
     finally:
         enq.close()
     if as_json:

@@ -42,6 +42,7 @@ __all__ = [
     "fetched",
     "normalize",
     "scheme_for",
+    "source_metadata",
     "wanted",
     "watcher",
 ]
@@ -87,6 +88,17 @@ def expand_confined(uri: str, settings: Settings) -> list[str]:
 def fetched(uri: str, settings: Settings) -> AbstractContextManager[Path]:
     """Give a local path with the source's bytes for the block (:meth:`.Source.fetched`)."""
     return scheme_for(uri).fetched(uri, settings)
+
+
+def source_metadata(uri: str, settings: Settings) -> dict[str, str]:
+    """Return the metadata the source carries for ``uri`` (S3: user metadata, tags) as text.
+
+    Keys as the source spells them, lower-cased with ``-`` read as ``_``; a scheme
+    without metadata of its own (local files: their sidecar is read by the producer)
+    gives none.
+    """
+    read = getattr(scheme_for(uri), "metadata", None)
+    return dict(read(uri, settings)) if callable(read) else {}
 
 
 def watcher(uri: str, submitter: Submitter, *, polling: bool = False) -> Watcher:

@@ -49,6 +49,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from chunkweave.storage.metadata import SIDECAR_SUFFIX, sidecar_path
 from chunkweave.worker import keys
 from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
@@ -165,11 +166,28 @@ _RECONCILE = "__reconcile__"
 
 
 def _stamp(path: Path) -> str | None:
+    """``mtime:size`` of a document, and of its sidecar when it has one.
+
+    A sidecar ``NAME.meta.json`` holds the document's metadata, so a change to it
+    alone is a change of the document.
+    """
     try:
         st = path.stat()
     except OSError:
         return None
-    return f"{st.st_mtime_ns}:{st.st_size}"
+    stamp = f"{st.st_mtime_ns}:{st.st_size}"
+    try:
+        side = Path(sidecar_path(str(path))).stat()
+    except OSError:
+        return stamp
+    return f"{stamp}+{side.st_mtime_ns}:{side.st_size}"
+
+
+def _document_of(kind: str, path: str) -> tuple[str, str]:
+    """Map an event on a sidecar to one on its document (a removed sidecar changes it)."""
+    if not path.endswith(SIDECAR_SUFFIX):
+        return kind, path
+    return ("upsert" if kind == "delete" else kind), path.removesuffix(SIDECAR_SUFFIX)
 
 
 class _Handler(FileSystemEventHandler):
@@ -253,9 +271,10 @@ class FolderWatcher:
         known = self._known()
         wanted_items: dict[str, Action] = {}
         stamps: dict[str, str] = {}
-        for kind, path in events:
-            if kind == _RECONCILE:
+        for event_kind, event_path in events:
+            if event_kind == _RECONCILE:
                 return True
+            kind, path = _document_of(event_kind, event_path)
             if not self._inside(path) or not wanted(path):
                 continue
             if kind == "settle":

@@ -137,9 +137,36 @@ class S3Source:
                 raise
             yield local
 
+    def metadata(self, uri: str, settings: Settings) -> dict[str, str]:
+        """Return the object's user metadata (``x-amz-meta-*``), then its tags, as text.
+
+        Keys lower-cased with ``-`` as ``_`` (``x-amz-meta-source-url`` is
+        ``source_url``); a tag wins over user metadata of the same key. A server
+        without tagging (``NotImplemented``) or one refusing it gives no tags.
+        """
+        from botocore.exceptions import ClientError
+
+        bucket, key = split_s3(uri)
+        client = s3_client(settings.s3)
+        head = client.head_object(Bucket=bucket, Key=key)
+        found = {_meta_key(k): str(v) for k, v in (head.get("Metadata") or {}).items()}
+        try:
+            tags = client.get_object_tagging(Bucket=bucket, Key=key).get("TagSet") or []
+        except ClientError as err:
+            code = err.response.get("Error", {}).get("Code", "")
+            if code not in ("NotImplemented", "AccessDenied", "MethodNotAllowed"):
+                raise
+            tags = []
+        found.update({_meta_key(t["Key"]): str(t["Value"]) for t in tags})
+        return found
+
     def watcher(self, uri: str, submitter: Submitter, *, polling: bool = False) -> Watcher:
         """Build a :class:`BucketWatcher` polling the prefix (S3 has no change feed)."""
         return BucketWatcher(uri, submitter)
+
+
+def _meta_key(name: str) -> str:
+    return name.lower().replace("-", "_")
 
 
 class BucketWatcher:

@@ -30,6 +30,7 @@ from celery.exceptions import Retry
 from celery.utils.time import get_exponential_backoff_interval
 
 from chunkweave.parsers.errors import ErrorCode, ParseError
+from chunkweave.storage.metadata import MetadataError
 from chunkweave.worker import uploads
 from chunkweave.worker.celery_app import app
 from chunkweave.worker.jobs import Action
@@ -177,6 +178,8 @@ def run_guarded(task: Task, run: DocRun, body: Callable[[], dict[str, Any]]) -> 
         )
     except (SourceNotFoundError, ParseError) as err:
         return run.failed(err.code, str(err))
+    except MetadataError as err:
+        return run.failed(ErrorCode.BAD_METADATA, str(err))
     except MemoryError:
         return run.failed(
             ErrorCode.OUT_OF_MEMORY,
@@ -197,15 +200,25 @@ def doc_task(name: str, *, action: Action = "ingest") -> Callable[[Body], Task]:
     """Register ``body(task, run, **arguments)`` as the document task ``name``.
 
     The task is called with ``job_id``, ``source`` and ``doc_id`` (which become the
-    :class:`DocRun` handed to the body) plus the body's own keyword arguments. Every
+    :class:`DocRun` handed to the body), optionally the document's ``metadata`` and
+    ``tenant`` (kept on the run: :meth:`DocRun.carried`), plus the body's own keyword
+    arguments. Every
     way the body ends is recorded or retried by :func:`run_guarded`.
     """
 
     def register(body: Body) -> Task:
         def task_fn(
-            self: Task, *, job_id: str, source: str, doc_id: str, **arguments: Any
+            self: Task,
+            *,
+            job_id: str,
+            source: str,
+            doc_id: str,
+            metadata: dict[str, Any] | None = None,
+            tenant: str | None = None,
+            **arguments: Any,
         ) -> dict[str, Any]:
             run = new_run(get_runtime(), job_id=job_id, source=source, doc_id=doc_id, action=action)
+            run.metadata, run.tenant = dict(metadata or {}), tenant
             return run_guarded(self, run, lambda: body(self, run, **arguments))
 
         # Not functools.wraps: Celery checks call arguments against the signature of

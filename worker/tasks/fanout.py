@@ -59,18 +59,28 @@ def _parts(run: DocRun, sha1: str) -> Parts:
     return Parts(run.rt.redis, keys.fanout_parts(run.doc_id, sha1), kind="part", ttl_s=ttl_s)
 
 
-def fan_out(run: DocRun, path: Path, *, force: bool) -> dict[str, Any] | None:
+def fan_out(run: DocRun, path: Path, *, force: bool, task: Task) -> dict[str, Any] | None:
     """Fan a large PDF out into ``parse_part`` tasks; None when it runs as one task.
 
-    An unchanged document is recorded as such before anything is fanned out.
+    An unchanged document is recorded as such before anything is fanned out, and
+    one whose metadata alone changed is given it in place (under the document's
+    write lock; a pipeline without ``retag_unchanged`` fans it out).
     """
     parts = plan(path, run.rt.settings)
     if parts is None:
         return None
     if not force:
-        skip = run.rt.pipeline.check_unchanged(path, source=run.source, doc_id=run.doc_id)
+        skip = run.rt.pipeline.check_unchanged(
+            path, source=run.source, doc_id=run.doc_id, **run.carried()
+        )
         if skip is not None:
             return run.done(skip)
+        retag = getattr(run.rt.pipeline, "retag_unchanged", None)
+        if callable(retag):
+            with write_lock(task, run):
+                retagged = retag(path, source=run.source, doc_id=run.doc_id, **run.carried())
+            if retagged is not None:
+                return run.done(retagged)
     start(run, parts)
     return {"doc_id": run.doc_id, "status": "fanned_out", "parts": len(parts)}
 
@@ -92,6 +102,7 @@ def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
                 "first": first,
                 "last": last,
                 "parts": len(parts),
+                **run.carried(),
             }
         )
 
@@ -132,6 +143,7 @@ def parse_part(
                 "doc_id": run.doc_id,
                 "sha1": sha1,
                 "parts": parts,
+                **run.carried(),
             }
         )
     run.running(stage=f"parsed {count}/{parts} parts", progress=count / (parts + 1))
@@ -158,7 +170,9 @@ def finish_document(task: Task, run: DocRun, *, sha1: str, parts: int) -> dict[s
         result = slices.start(run, task, doc, chunks)
     else:
         with write_lock(task, run):
-            outcome = rt.pipeline.ingest_parsed(doc, source=source, doc_id=doc_id, chunks=chunks)
+            outcome = rt.pipeline.ingest_parsed(
+                doc, source=source, doc_id=doc_id, chunks=chunks, **run.carried()
+            )
         result = run.done(outcome)
     scratch.clear(parts)
     return result

@@ -28,7 +28,8 @@ from celery import Task
 import chunkweave.storage.ingest  # noqa: F401
 from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.worker.sources import fetched
+from chunkweave.storage.metadata import jsonable, validate_metadata
+from chunkweave.worker.sources import fetched, source_metadata
 from chunkweave.worker.tasks import fanout
 from chunkweave.worker.tasks.base import (
     TRANSIENT_CODES,
@@ -48,14 +49,22 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
         with run.timer.stage("fetch"):
             path = open_source.enter_context(fetched(run.source, rt.settings))
             run.sha1 = file_sha1(path)
+            own = source_metadata(run.source, rt.settings)
+        if own:  # an S3 object's user metadata and tags; the caller's win
+            cfg = rt.settings.weaviate.metadata
+            found = validate_metadata(own, cfg, where=run.source, from_text=True)
+            merged = {**jsonable(found), **run.metadata}
+            run.metadata = jsonable(validate_metadata(merged, cfg, where=run.source))
         if not run.count_attempt():
             return run.poisoned("the document")
         run.running(stage="parsing")
-        fanned_out = fanout.fan_out(run, path, force=force)
+        fanned_out = fanout.fan_out(run, path, force=force, task=task)
         if fanned_out is not None:
             return fanned_out
         with write_lock(task, run):
-            outcome = rt.pipeline.ingest(path, source=run.source, doc_id=run.doc_id, force=force)
+            outcome = rt.pipeline.ingest(
+                path, source=run.source, doc_id=run.doc_id, force=force, **run.carried()
+            )
     if outcome.status == "failed" and outcome.error_code in TRANSIENT_CODES:
         code = ErrorCode(outcome.error_code)
         raise TransientOutcomeError(code, outcome.error or code)
@@ -67,7 +76,8 @@ def delete_document(task: Task, run: DocRun) -> dict[str, Any]:
     """Remove a document's chunks and ledger entry and record it on its job."""
     run.running(stage="deleting")
     with write_lock(task, run):
-        outcome = run.rt.pipeline.delete(run.doc_id)
+        tenant = {"tenant": run.tenant} if run.tenant else {}
+        outcome = run.rt.pipeline.delete(run.doc_id, **tenant)
     if outcome.source != run.doc_id:  # the ledger knew the source: a named upload's file
         run.source = outcome.source
     return run.done(outcome)

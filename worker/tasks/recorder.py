@@ -47,12 +47,29 @@ class DocRun:
         self.on_doc_final = on_doc_final
         self.sha1: str | None = None
         self.part = ""
+        #: The document's caller metadata (validated, JSON values) and its tenant: what
+        #: the producer sent with the task, and every task it leads to carries on.
+        self.metadata: dict[str, Any] = {}
+        self.tenant: str | None = None
         self.attempts = 0
         self.started = time.monotonic()
         #: The worker's own stages (``fetch``, ``lock``, ``state``: its Redis bookkeeping);
         #: the pipeline's come with its outcome.
         self.timer = StageTimer()
         self._on_failure: list[Callable[[], None]] = []
+
+    def carried(self) -> dict[str, Any]:
+        """Return the metadata and tenant as task keyword arguments (only those set).
+
+        The same keywords the pipeline's ``ingest``, ``begin`` and ``delete`` take,
+        and what every task that continues this document's work is sent with.
+        """
+        out: dict[str, Any] = {}
+        if self.metadata:
+            out["metadata"] = self.metadata
+        if self.tenant:
+            out["tenant"] = self.tenant
+        return out
 
     def _state(self, **fields: Any) -> DocState:
         return DocState(

@@ -56,6 +56,8 @@ def _plan(run: DocRun, sha1: str, meta: dict[str, str]) -> WritePlan:
         doc_sha1=sha1,
         pages=int(meta.get("pages", 0)),
         existed=meta.get("existed") == "1",
+        metadata=run.metadata,
+        tenant=run.tenant,
     )
 
 
@@ -70,7 +72,7 @@ def start(run: DocRun, task: Task, doc: ParsedDocument, chunks: list[Chunk]) -> 
         raise task.retry(countdown=settings.lock_ttl_s, max_retries=None)
     size = settings.fanout_embed_chunks
     parts = [chunks[i : i + size] for i in range(0, len(chunks), size)]
-    plan = rt.pipeline.begin(doc, source=run.source, doc_id=run.doc_id).plan
+    plan = rt.pipeline.begin(doc, source=run.source, doc_id=run.doc_id, **run.carried()).plan
     keep = [chunk_uuid(c.id) for c in chunks]
     scratch = _slices(run, run.sha1)
     pipe = rt.redis.pipeline(transaction=True)
@@ -93,6 +95,7 @@ def start(run: DocRun, task: Task, doc: ParsedDocument, chunks: list[Chunk]) -> 
                 "sha1": run.sha1,
                 "index": i,
                 "slices": len(parts),
+                **run.carried(),
             }
         )
     return {"doc_id": run.doc_id, "status": "embedding", "slices": len(parts)}
@@ -138,7 +141,13 @@ def embed_slice(task: Task, run: DocRun, *, sha1: str, index: int, slices: int) 
     hold_lease(rt.redis, run.doc_id, meta["token"], ttl_s=visibility_timeout_s(rt.settings))
     if completed:
         commit_document.apply_async(
-            kwargs={"job_id": run.job_id, "source": run.source, "doc_id": run.doc_id, "sha1": sha1}
+            kwargs={
+                "job_id": run.job_id,
+                "source": run.source,
+                "doc_id": run.doc_id,
+                "sha1": sha1,
+                **run.carried(),
+            }
         )
     run.running(stage=f"embedded {count}/{slices} slices", progress=0.5 + count / slices / 2)
     return {"doc_id": run.doc_id, "status": "slice_written", "index": index}
