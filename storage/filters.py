@@ -29,6 +29,7 @@ FILTERABLE: Mapping[str, type[str] | type[int]] = MappingProxyType(
         "chunk_index": int,
         "table_id": str,
         "parent_id": str,
+        "section_number": str,
     }
 )
 

@@ -91,6 +91,7 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
     _text("table_html"),
     _text("caption", searchable=True),
     _text("parent_id", filterable=True),
+    _text("section_number", filterable=True),  # Chunk.section_number ("7.3.1", "A.2")
     Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
     # One object per region: {"page": 3, "bbox": [x0, y0, x1, y1]} (points, top-left).
     Property(
@@ -170,6 +171,7 @@ def chunk_properties(
         "table_html": chunk.table_html,
         "caption": chunk.caption,
         "parent_id": chunk.parent_id,
+        "section_number": chunk.section_number,
     }
     props.update({k: v for k, v in optional.items() if v is not None})
     if regions:
