@@ -220,9 +220,14 @@ class FileSink:
             manifest = _read_manifest(self.root)
             removed = 0
             for doc_id, lines in list(manifest.items()):
-                drop = [line for line in lines if line["uuid"] in gone]
-                removed += self._unlink(line["path"] for line in drop)
-                manifest[doc_id] = [line for line in lines if line["uuid"] not in gone]
+                kept = [line for line in lines if line["uuid"] not in gone]
+                held = {line["path"] for line in kept}
+                drop = [line["path"] for line in lines if line["uuid"] in gone]
+                removed += self._unlink(p for p in drop if p not in held)
+                if kept:
+                    manifest[doc_id] = kept
+                else:
+                    del manifest[doc_id]
             self._write_manifest(manifest)
         return removed
 
@@ -283,7 +288,13 @@ class FileSink:
             stale = [line["path"] for line in previous if line["path"] not in paths]
             stale += self._strays(folder, paths)
         else:
-            keep = [line for line in previous if line["chunk_id"] not in ids]
+            # A chunk that took the file of another (an edit kept the index and the
+            # heading) replaces that one's line: its file is overwritten already.
+            keep = [
+                line
+                for line in previous
+                if line["chunk_id"] not in ids and line["path"] not in paths
+            ]
             taken = {line["path"] for line in keep}
             stale = [line["path"] for line in previous if line["chunk_id"] in ids]
             stale = [p for p in stale if p not in paths and p not in taken]

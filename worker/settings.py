@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers.document import ParseOptions
-from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.config import EmbedderConfig, FilesConfig, WeaviateConfig
 
 
 class S3Config(BaseModel):
@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     chunking: ChunkOptions = ChunkOptions()
     s3: S3Config = S3Config()
     sources: SourcesConfig = SourcesConfig()
+    files: FilesConfig = FilesConfig()
     api_token: SecretStr | None = None
     #: Bytes of one uploaded file; also bounds a multipart request (plus form overhead).
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
