@@ -102,6 +102,12 @@ def render_chunk(chunk: Chunk, metadata: Mapping[str, Any] | None = None) -> byt
     }
     # The file's version (``doc_sha1``) is in the manifest only: in the front matter
     # any edit of the document would rewrite every one of its files.
+    # What chunkweave embeds: the context line in front of the text (or, where the
+    # embedded text does not end with the stored one, all of it).
+    if chunk.embed_text.endswith(chunk.text):
+        front["context"] = chunk.embed_text[: len(chunk.embed_text) - len(chunk.text)].rstrip("\n")
+    else:
+        front["embed_text"] = chunk.embed_text
     if meta:
         front["metadata"] = dict(meta)
     dumped = yaml.safe_dump(
@@ -123,6 +129,14 @@ class ExportedChunk:
     def id(self) -> str:
         """The chunk's id (``chunk_id`` in the front matter)."""
         return str(self.meta["chunk_id"])
+
+    @property
+    def embed_text(self) -> str:
+        """What chunkweave embeds for this chunk (its context line, then its text)."""
+        if "embed_text" in self.meta:
+            return str(self.meta["embed_text"])
+        context = self.meta.get("context")
+        return f"{context}\n{self.text}" if context else self.text
 
 
 def parse_chunk_file(data: bytes, name: str) -> tuple[dict[str, Any], str]:

@@ -48,6 +48,8 @@ def test_files_read_back_as_the_same_chunks(tmp_path: Path) -> None:
     assert first["heading_path"] == list(chunks[0].heading_path)
     assert first["chunk_index"] == 0 and first["doc_id"] == "doc://a"
     assert first["token_count"] == chunks[0].token_count
+    for b, c in zip(back, chunks, strict=True):  # what to embed, as chunkweave does
+        assert b.embed_text == c.embed_text
     lines = (tmp_path / files.MANIFEST).read_text().splitlines()
     assert [json.loads(line)["chunk_id"] for line in lines] == [c.id for c in chunks]
 
@@ -58,6 +60,14 @@ def test_caller_metadata_is_written_when_given(tmp_path: Path) -> None:
     assert read_export(tmp_path)[0].meta["metadata"] == {"tenant": "a", "acl": ["x"]}
     FileSink(tmp_path / "plain").write_document("doc://a", chunks)
     assert "metadata" not in read_export(tmp_path / "plain")[0].meta
+
+
+def test_what_to_embed_reads_back_without_a_context_line_too(tmp_path: Path) -> None:
+    doc = make_doc([el("paragraph", words(30))], title=None)
+    opts = OPTS.model_copy(update={"contextualize": False})
+    chunks = chunk_document(doc, opts, ApproxTokenCounter(), doc_id="d", source="x.pdf")
+    FileSink(tmp_path).write_document("d", chunks)
+    assert [b.embed_text for b in read_export(tmp_path)] == [c.embed_text for c in chunks]
 
 
 def test_a_second_write_touches_nothing(tmp_path: Path) -> None:
