@@ -70,6 +70,23 @@ def nearest_section_number(heading_path: Sequence[str]) -> str | None:
     return None
 
 
+def section_prefixes(number: str | None) -> tuple[str, ...]:
+    """Return the numbers of the sections holding section ``number``, itself last.
+
+    ``7.3.1`` -> ``("7", "7.3", "7.3.1")``, ``A.2`` -> ``("A", "A.2")``; a number of
+    one part (``article 5``, ``chapter 4``, ``第3章``) holds only itself; None: none.
+    A search for every chunk of section 7.3 tests for ``7.3`` among them, so 7.30 and
+    7.31 (which a prefix of the string would also match) stay out.
+    """
+    if number is None:
+        return ()
+    parts = number.split(".") if _PARTED.match(number) else [number]
+    return tuple(".".join(parts[: i + 1]) for i in range(len(parts)))
+
+
+_PARTED = re.compile(r"^(?:\d{1,3}|[A-Z])(?:\.\d{1,3})+$")
+
+
 def _legal(text: str) -> str | None:
     if m := _SECTION_SIGN.match(text):
         return m.group(1)

@@ -30,6 +30,7 @@ FILTERABLE: Mapping[str, type[str] | type[int]] = MappingProxyType(
         "table_id": str,
         "parent_id": str,
         "section_number": str,
+        "section_prefix": str,
     }
 )
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from chunkweave.chunking.sections import MAX_LENGTH, nearest_section_number, section_number
+from chunkweave.chunking.sections import (
+    MAX_LENGTH,
+    nearest_section_number,
+    section_number,
+    section_prefixes,
+)
 from tests.chunk_helpers import el, make_doc, words
 
 
@@ -74,6 +79,14 @@ def test_the_nearest_numbered_heading_wins() -> None:
     assert nearest_section_number(("Preface", "Thanks")) is None
     assert nearest_section_number(()) is None
     assert len(section_number("1" + ".1" * 6 + " x") or "") <= MAX_LENGTH
+
+
+def test_a_section_is_held_by_the_sections_its_number_starts_with() -> None:
+    assert section_prefixes("7.3.1") == ("7", "7.3", "7.3.1")
+    assert "7.3" not in section_prefixes("7.30")
+    assert section_prefixes("A.2") == ("A", "A.2")
+    assert section_prefixes("article 5") == ("article 5",)
+    assert section_prefixes(None) == ()
 
 
 def _doc():

@@ -72,7 +72,7 @@ def test_filter_indexes_are_the_store_neutral_filterable_properties():
     kinds = {p.name: p.dataType for p in CHUNK_PROPERTIES}
     ints = {n for n, t in FILTERABLE.items() if t is int}
     assert {kinds[n] for n in ints} <= {DataType.INT, DataType.INT_ARRAY}
-    assert {kinds[n] for n in set(FILTERABLE) - ints} == {DataType.TEXT}
+    assert {kinds[n] for n in set(FILTERABLE) - ints} == {DataType.TEXT, DataType.TEXT_ARRAY}
 
 
 def test_regions_are_stored_as_page_and_box_objects():
@@ -310,16 +310,23 @@ def test_a_collection_without_section_numbers_gets_the_property_in_place(weaviat
         client.collections.create(
             weaviate_cfg.collection,
             description=identity_description(ID16, schema=3),
-            properties=[p for p in CHUNK_PROPERTIES if p.name != "section_number"],
+            properties=[p for p in CHUNK_PROPERTIES if not p.name.startswith("section_")],
             vector_config=Configure.Vectors.self_provided(),
         )
     old = WeaviateStore.open(weaviate_cfg, ID16)
     try:
         chunk = make_chunk("doc-a", 0).model_copy(update={"section_number": "7.3.1"})
-        old.upsert([chunk], vectors([chunk]))
-        where = (Condition("section_number", "equal", "7.3.1"),)
-        hits = old.search(SearchRequest("paragraph", None, k=3, where=where))
-        assert [h.uuid for h in hits] == [chunk_uuid(chunk.id)]
+        other = make_chunk("doc-a", 1).model_copy(update={"section_number": "7.30"})
+        old.upsert([chunk, other], vectors([chunk, other]))
+        for where in (("section_number", "7.3.1"), ("section_prefix", "7.3")):
+            request = SearchRequest(
+                "paragraph", None, k=3, where=(Condition(*where[:1], "equal", where[1]),)
+            )
+            assert [h.uuid for h in old.search(request)] == [chunk_uuid(chunk.id)], where
+        request = SearchRequest(
+            "paragraph", None, k=3, where=(Condition("section_prefix", "equal", "7"),)
+        )
+        assert len(old.search(request)) == 2
     finally:
         old.client.collections.delete(weaviate_cfg.collection)
         old.close()
