@@ -98,3 +98,11 @@ def test_a_sink_switched_on_later_fills_without_embedding(weaviate_cfg, stores, 
         )
     finally:
         mirrored.close()
+
+
+def test_the_sink_is_configured_in_the_settings(monkeypatch, tmp_path):
+    from chunkweave.worker.settings import Settings
+
+    assert Settings().files.dir is None
+    monkeypatch.setenv("CHUNKWEAVE_FILES__DIR", str(tmp_path))
+    assert Settings().files == FilesConfig(dir=str(tmp_path))
