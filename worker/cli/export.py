@@ -81,6 +81,7 @@ class Exporter:
     "--to",
     "to",
     required=True,
+    metavar="DIR",
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder of the export (created if missing).",
 )
