@@ -22,6 +22,7 @@ from chunkweave.chunking.ids import assign_ids, sha1_hex
 from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunkweave.chunking.parents import parent_groups, section_parents
 from chunkweave.chunking.regions import RegionIndex
+from chunkweave.chunking.sections import nearest_section_number
 from chunkweave.chunking.strategies import STRATEGIES, strategy_drafts
 from chunkweave.chunking.tokens import Meter
 from chunkweave.parsers import ParsedDocument
@@ -155,6 +156,9 @@ def _assemble(
     child_parent = [parent_ids[g] if g is not None else None for g in groups]
     keys = [c.key(p, h) for c, p, h in zip(children, child_parent, child_sha1, strict=True)]
     child_ids = assign_ids(doc_id, chunker, keys)
+    # One lookup per distinct heading path (a section's chunks share theirs).
+    paths = {r.heading_path for r in (*children, *parents)}
+    numbers = {path: nearest_section_number(path) for path in paths}
     ordered: list[tuple[Rendered, str, str | None, str]] = []
     emitted: set[int] = set()
     for child, cid, pid, group, sha in zip(
@@ -194,6 +198,7 @@ def _assemble(
                 table_html=r.table_html,
                 caption=r.caption,
                 parent_id=pid,
+                section_number=numbers[r.heading_path],
             )
             for index, (r, cid, pid, sha) in enumerate(ordered)
         ]

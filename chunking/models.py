@@ -115,7 +115,10 @@ class Chunk(BaseModel):
     empty for a chunk of one section). ``regions`` are the boxes of its elements on
     their pages (:mod:`chunkweave.chunking.regions`; empty where the format has no
     coordinates, as DOCX). Like ``chunk_index`` and ``element_orders`` they are
-    positional: not part of the chunk's identity (``id``).
+    positional: not part of the chunk's identity (``id``). ``section_number`` is the
+    normalised number of the deepest numbered heading of ``heading_path``
+    (:func:`chunkweave.chunking.sections.nearest_section_number`); derived from the
+    path, it is not part of the identity either.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -145,3 +148,4 @@ class Chunk(BaseModel):
     table_html: str | None = None
     caption: str | None = None
     parent_id: str | None = None
+    section_number: str | None = None

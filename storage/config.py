@@ -95,6 +95,19 @@ class EmbedderConfig(BaseModel):
     concurrent_requests: int = Field(default=4, gt=0, le=64)
 
 
+class FilesConfig(BaseModel):
+    """The ``files`` sink: chunks also written as Markdown files beside the store.
+
+    ``dir`` ``None`` (the default) writes none. Set (``CHUNKWEAVE_FILES__DIR``), every
+    chunk the store writes is also a file under it, as ``chunkweave export`` writes
+    them (:mod:`chunkweave.storage.files`), and every chunk the store deletes is removed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dir: str | None = None
+
+
 def server_env(cfg: WeaviateConfig) -> dict[str, str]:
     """Return the ``CHUNKWEAVE_WEAVIATE__*`` variables pointing a child process at ``cfg``.
 

@@ -32,6 +32,8 @@ FILTERABLE: Mapping[str, type[str] | type[int]] = MappingProxyType(
         "chunk_index": int,
         "table_id": str,
         "parent_id": str,
+        "section_number": str,
+        "section_prefix": str,
     }
 )
 

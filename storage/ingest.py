@@ -28,7 +28,7 @@ from chunkweave.chunking.models import Chunk, ChunkOptions
 from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
 from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.config import WeaviateConfig
+from chunkweave.storage.config import FilesConfig, WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
@@ -478,12 +478,15 @@ def open_pipeline(
     embedder: Embedder,
     parse_opts: ParseOptions | None = None,
     chunk_opts: ChunkOptions | None = None,
+    files: FilesConfig | None = None,
 ) -> Pipeline:
     """Open the chunk store and build a :class:`Pipeline` on it (closing the store on failure).
 
-    The store is :func:`chunkweave.storage.stores.open_store`'s for ``weaviate_cfg``.
+    The store is :func:`chunkweave.storage.stores.open_store`'s for ``weaviate_cfg``
+    (mirrored into ``files`` when that names a folder).
     """
-    store = open_store(weaviate_cfg, EmbedderIdentity(embedder.name, embedder.dimension))
+    identity = EmbedderIdentity(embedder.name, embedder.dimension)
+    store = open_store(weaviate_cfg, identity, files)
     try:
         return Pipeline(
             store=store, embedder=embedder, parse_opts=parse_opts, chunk_opts=chunk_opts

@@ -3,22 +3,148 @@
 Everything above it (the pipeline, the CLI) holds a
 :class:`chunkweave.storage.protocols.ChunkStore`. Weaviate is the only store, so
 there is no choice to make; another store would add its config to ``Settings`` and a
-branch here.
+branch here. The ``files`` sink (:class:`FilesConfig`) is no store of its own: it
+mirrors every write of the store into files (:class:`MirroredStore`).
 """
 
 from __future__ import annotations
 
-from chunkweave.storage.config import WeaviateConfig
+import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from chunkweave.storage.config import FilesConfig, WeaviateConfig
+from chunkweave.storage.errors import StoreError
+from chunkweave.storage.files import FileSink
+from chunkweave.storage.metadata import check_tenant
 from chunkweave.storage.protocols import ChunkStore
-from chunkweave.storage.values import EmbedderIdentity
+from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.store import WeaviateStore
 
+if TYPE_CHECKING:
+    from chunkweave.chunking.models import Chunk
+    from chunkweave.storage.filters import SearchRequest
+    from chunkweave.storage.hits import Hit
+    from chunkweave.storage.protocols import DocumentLedger
 
-def open_store(cfg: WeaviateConfig, identity: EmbedderIdentity) -> ChunkStore:
+T = TypeVar("T")
+
+#: Folder of the files sink under which each tenant's files go (``_tenants/<tenant>/``).
+TENANTS_DIR = "_tenants"
+
+
+def open_store(
+    cfg: WeaviateConfig, identity: EmbedderIdentity, files: FilesConfig | None = None
+) -> ChunkStore:
     """Open the chunk store for vectors of ``identity`` and return it (the caller closes it).
 
     Connects, creates the chunk and ledger collections if missing and checks the
     embedder identity recorded on them (``EmbedderMismatchError``); closes what it
-    opened if that fails.
+    opened if that fails. With a ``files`` folder the store's writes are mirrored
+    there (:class:`MirroredStore`).
     """
-    return WeaviateStore.open(cfg, identity)
+    store: ChunkStore = WeaviateStore.open(cfg, identity)
+    if files is not None and files.dir:
+        store = MirroredStore(store, FileSink(files.dir))
+    return store
+
+
+class MirroredStore:
+    """A :class:`ChunkStore` whose chunk writes and deletes also go to a :class:`FileSink`.
+
+    Files are written before the store and removed before it, so a failure of
+    either leaves the document's write uncommitted (the ledger is not updated) and
+    the re-run repeats both. A stored chunk whose file is missing (the sink was
+    switched on after it was stored, or the file was deleted) is reported at
+    position -1: the writer then writes it again with its stored vector, so its
+    file appears without re-embedding (``chunkweave ingest --force`` fills a new
+    sink that way).
+    """
+
+    def __init__(self, store: ChunkStore, sink: FileSink) -> None:
+        self.inner = store
+        self.sink = sink
+        self.identity = store.identity
+        self.keyword_index = store.keyword_index
+
+    def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
+        """Return the store's positions, with -1 for chunks without their file."""
+        stored = self.inner.positions(uuids)
+        with_file = self._sink(lambda: self.sink.known(stored))
+        return {
+            u: p if u in with_file else StoredPosition(-1, p.regions) for u, p in stored.items()
+        }
+
+    def vectors(self, uuids: Iterable[str]) -> dict[str, list[float]]:
+        """As the store's."""
+        return self.inner.vectors(uuids)
+
+    def upsert(
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Write the chunks' files, then the chunks."""
+        self._sink(lambda: self.sink.put_chunks(chunks, metadata=metadata))
+        return self.inner.upsert(chunks, vectors, metadata=metadata)
+
+    def retag(self, doc_id: str, metadata: Mapping[str, Any]) -> int:
+        """Give the document's files, then its chunks, the new ``metadata``."""
+        self._sink(lambda: self.sink.retag_document(doc_id, metadata))
+        return self.inner.retag(doc_id, metadata)
+
+    def for_tenant(self, tenant: str) -> ChunkStore:
+        """Return the store scoped to ``tenant``, mirrored into the tenant's own folder."""
+        return MirroredStore(self.inner.for_tenant(tenant), self._tenant_sink(tenant))
+
+    def delete_tenant(self, tenant: str) -> bool:
+        """Remove the tenant's folder of files, then the tenant."""
+        folder = self._tenant_sink(tenant).root
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        return self.inner.delete_tenant(tenant)
+
+    def _tenant_sink(self, tenant: str) -> FileSink:
+        # Tenant names are checked before they reach a store (letters, digits, - and _),
+        # so the name is a safe folder name; ``_tenants`` cannot be a document folder
+        # (those end in a hash).
+        return FileSink(self.sink.root / TENANTS_DIR / self._sink(lambda: check_tenant(tenant)))
+
+    def doc_uuids(self, doc_id: str) -> set[str]:
+        """As the store's."""
+        return self.inner.doc_uuids(doc_id)
+
+    def delete_ids(self, uuids: Iterable[str]) -> int:
+        """Remove the chunks' files, then the chunks."""
+        ids = list(uuids)
+        self._sink(lambda: self.sink.remove_uuids(ids))
+        return self.inner.delete_ids(ids)
+
+    def delete_doc(self, doc_id: str) -> int:
+        """Remove the document's files, then its chunks."""
+        self._sink(lambda: self.sink.remove_document(doc_id))
+        return self.inner.delete_doc(doc_id)
+
+    def search(self, request: SearchRequest) -> list[Hit]:
+        """As the store's."""
+        return self.inner.search(request)
+
+    def open_ledger(self) -> DocumentLedger:
+        """As the store's."""
+        return self.inner.open_ledger()
+
+    def close(self) -> None:
+        """Close the store."""
+        self.inner.close()
+
+    def _sink(self, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except ValueError as err:  # a path the sink refuses: a failure of the write
+            raise StoreError(f"files sink {self.sink.root}: {err}") from err
+
+
+if TYPE_CHECKING:
+    _conforms: type[ChunkStore] = MirroredStore

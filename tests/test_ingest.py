@@ -130,7 +130,8 @@ def test_open_pipeline_builds_on_the_opened_store_and_closes_it_on_failure(monke
     opened: list[tuple[WeaviateConfig, EmbedderIdentity]] = []
     store = MemoryStore(EmbedderIdentity("test-embedder", 16))
 
-    def fake_open(cfg: WeaviateConfig, identity: EmbedderIdentity) -> MemoryStore:
+    def fake_open(cfg: WeaviateConfig, identity: EmbedderIdentity, files=None) -> MemoryStore:
+        assert files is None  # no files sink unless configured
         opened.append((cfg, identity))
         return store
 

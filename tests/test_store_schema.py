@@ -74,7 +74,7 @@ def test_filter_indexes_are_the_store_neutral_filterable_properties():
     kinds = {p.name: p.dataType for p in CHUNK_PROPERTIES}
     ints = {n for n, t in FILTERABLE.items() if t is int}
     assert {kinds[n] for n in ints} <= {DataType.INT, DataType.INT_ARRAY}
-    assert {kinds[n] for n in set(FILTERABLE) - ints} == {DataType.TEXT}
+    assert {kinds[n] for n in set(FILTERABLE) - ints} == {DataType.TEXT, DataType.TEXT_ARRAY}
 
 
 def test_regions_are_stored_as_page_and_box_objects():
@@ -154,7 +154,7 @@ def test_keyword_index_off_writes_no_bm25_index_and_searches_by_vector(weaviate_
 @pytest.mark.integration
 def test_every_filterable_property_filters(chunk_store):
     target = make_chunk("doc-a", 7).model_copy(
-        update={"table_id": "t-7", "parent_id": "f" * 40, "type": "table"}
+        update={"table_id": "t-7", "parent_id": "f" * 40, "type": "table", "section_number": "7.3"}
     )
     others = [make_chunk("doc-a", i) for i in range(3)] + [make_chunk("doc-b", 7)]
     chunk_store.upsert([target, *others], vectors([target, *others]))
@@ -309,3 +309,33 @@ def test_configured_hnsw_recall_matches_weaviate_defaults(weaviate_cfg):
     # (here ~0.98 vs ~0.97; 0.01 is the run-to-run spread of concurrent graph builds).
     assert recall["configured"] >= recall["weaviate"] - 0.01, recall
     assert recall["configured"] >= 0.9, recall
+
+
+@pytest.mark.integration
+def test_a_collection_without_section_numbers_gets_the_property_in_place(weaviate_cfg):
+    # A version 3 collection made before chunks had section numbers: writes of the
+    # property would fail (auto-schema is off), so opening it adds the property.
+    with connect(weaviate_cfg) as client:
+        client.collections.create(
+            weaviate_cfg.collection,
+            description=identity_description(ID16, schema=3),
+            properties=[p for p in CHUNK_PROPERTIES if not p.name.startswith("section_")],
+            vector_config=Configure.Vectors.self_provided(),
+        )
+    old = WeaviateStore.open(weaviate_cfg, ID16)
+    try:
+        chunk = make_chunk("doc-a", 0).model_copy(update={"section_number": "7.3.1"})
+        other = make_chunk("doc-a", 1).model_copy(update={"section_number": "7.30"})
+        old.upsert([chunk, other], vectors([chunk, other]))
+        for where in (("section_number", "7.3.1"), ("section_prefix", "7.3")):
+            request = SearchRequest(
+                "paragraph", None, k=3, where=(Condition(*where[:1], "equal", where[1]),)
+            )
+            assert [h.uuid for h in old.search(request)] == [chunk_uuid(chunk.id)], where
+        request = SearchRequest(
+            "paragraph", None, k=3, where=(Condition("section_prefix", "equal", "7"),)
+        )
+        assert len(old.search(request)) == 2
+    finally:
+        old.client.collections.delete(weaviate_cfg.collection)
+        old.close()

@@ -87,7 +87,9 @@ def default_pipeline(settings: Settings) -> IngestPipeline:
             "(and CHUNKWEAVE_WEAVIATE__GRPC_PORT), or use `chunkweave serve`"
         )
     embedder = make_embedder(settings.embedder)
-    return open_pipeline(settings.weaviate, embedder, settings.parse, settings.chunking)
+    return open_pipeline(
+        settings.weaviate, embedder, settings.parse, settings.chunking, settings.files
+    )
 
 
 def load_factory(dotted: str) -> Callable[[Settings], IngestPipeline]:

@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers.document import ParseOptions
-from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.config import EmbedderConfig, FilesConfig, WeaviateConfig
 
 
 class S3Config(BaseModel):
@@ -67,6 +67,7 @@ class Settings(BaseSettings):
     chunking: ChunkOptions = ChunkOptions()
     s3: S3Config = S3Config()
     sources: SourcesConfig = SourcesConfig()
+    files: FilesConfig = FilesConfig()
     api_token: SecretStr | None = None
     #: Tokens scoped to tenants (``{"tenant-a": "token-a"}``): a caller with one may
     #: enqueue, list, read and delete only its tenant's jobs and documents

@@ -17,6 +17,7 @@ from chunkweave.storage.errors import EmbedderMismatchError, StoreError
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import (
+    CHUNK_PROPERTIES,
     KEYWORD_PROPERTIES,
     REGIONS,
     SCHEMA_VERSION,
@@ -27,6 +28,11 @@ from chunkweave.storage.weaviate.schema import (
 )
 
 log = logging.getLogger(__name__)
+
+#: Properties an existing collection gets in place when it lacks them (writes of an
+#: unknown property fail: auto-schema is off). Its older chunks have none until
+#: they are written again (re-ingested into a new collection, or changed).
+ADDED_IN_PLACE = ("section_number", "section_prefix")
 
 
 class Layout(NamedTuple):
@@ -95,6 +101,10 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
             p.index_searchable and p.name in KEYWORD_PROPERTIES for p in config.properties
         )
         regions = any(p.name == REGIONS for p in config.properties)
+        have = {p.name for p in config.properties}
+        for prop in CHUNK_PROPERTIES:
+            if prop.name in ADDED_IN_PLACE and prop.name not in have:
+                collections.use(name).config.add_property(prop)
         return parse_schema_version(config.description), keyword, regions
 
     try:

@@ -10,6 +10,7 @@ from typing import Any
 from weaviate.classes.config import DataType, Property, Tokenization
 
 from chunkweave.chunking.models import Chunk, Region
+from chunkweave.chunking.sections import section_prefixes
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.metadata import (
     ACL,
@@ -101,6 +102,14 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
     _text("table_html"),
     _text("caption", searchable=True),
     _text("parent_id", filterable=True),
+    _text("section_number", filterable=True),  # Chunk.section_number ("7.3.1", "A.2")
+    Property(
+        name="section_prefix",
+        data_type=DataType.TEXT_ARRAY,
+        tokenization=Tokenization.FIELD,
+        index_filterable=True,
+        index_searchable=False,
+    ),  # ["7", "7.3", "7.3.1"]
     Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
     # One object per region: {"page": 3, "bbox": [x0, y0, x1, y1]} (points, top-left).
     Property(
@@ -243,6 +252,8 @@ def chunk_properties(
         "table_html": chunk.table_html,
         "caption": chunk.caption,
         "parent_id": chunk.parent_id,
+        "section_number": chunk.section_number,
+        "section_prefix": list(section_prefixes(chunk.section_number)) or None,
     }
     props.update({k: v for k, v in optional.items() if v is not None})
     if regions:

@@ -20,6 +20,7 @@ _COMMANDS = {
     "ingest": "chunkweave.worker.cli.store",
     "search": "chunkweave.worker.cli.store",
     "delete": "chunkweave.worker.cli.store",
+    "export": "chunkweave.worker.cli.export",
     "docs": "chunkweave.worker.cli.store",
     "worker": "chunkweave.worker.cli.service",
     "watch": "chunkweave.worker.cli.service",

@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES, ParseOptions
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
+from chunkweave.storage.config import EmbedderConfig, FilesConfig, WeaviateConfig
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import Condition, SearchRequest, filterable
@@ -91,10 +91,14 @@ _PIPELINE: Pipeline | None = None
 
 
 def _init_worker(
-    wcfg: WeaviateConfig, ecfg: EmbedderConfig, popts: ParseOptions, copts: ChunkOptions
+    wcfg: WeaviateConfig,
+    ecfg: EmbedderConfig,
+    popts: ParseOptions,
+    copts: ChunkOptions,
+    files: FilesConfig | None = None,
 ) -> None:
     global _PIPELINE
-    _PIPELINE = open_pipeline(wcfg, make_embedder(ecfg), popts, copts)
+    _PIPELINE = open_pipeline(wcfg, make_embedder(ecfg), popts, copts, files)
 
 
 def _ingest_one(
@@ -159,7 +163,7 @@ def _run_all(
 ) -> list[DocOutcome]:
     workers, force, show = kw["workers"], kw["force"], kw["progress"]
     extra = (kw["metas"], kw["tenant"])
-    init = (wcfg, settings.embedder, settings.parse, copts)
+    init = (wcfg, settings.embedder, settings.parse, copts, settings.files)
     columns = (TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=_stderr, transient=True, disable=not show) as bar:
         task = bar.add_task("ingest", total=len(files))
@@ -298,7 +302,7 @@ def ingest(
 def _open_store(settings: Settings, wcfg: WeaviateConfig) -> tuple[ChunkStore, Embedder]:
     embedder = make_embedder(settings.embedder)
     identity = EmbedderIdentity(embedder.name, embedder.dimension)
-    return open_store(wcfg, identity), embedder
+    return open_store(wcfg, identity, settings.files), embedder
 
 
 def _parse_filters(
