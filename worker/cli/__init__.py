@@ -17,6 +17,7 @@ _COMMANDS = {
     "parse": "chunkweave.worker.cli.parse",
     "chunk": "chunkweave.worker.cli.chunk",
     "eval": "chunkweave.worker.cli.chunk",
+    "inspect": "chunkweave.worker.cli.inspect",
     "ingest": "chunkweave.worker.cli.store",
     "search": "chunkweave.worker.cli.store",
     "delete": "chunkweave.worker.cli.store",
