@@ -64,6 +64,8 @@ class Report:
     left_out: list[LeftOut] = field(default_factory=list)
     source_pdf: str | None = None
     note: str | None = None
+    #: False for stored chunks: the store keeps the vector, not the text embedded.
+    embed_text_known: bool = True
 
     def colour(self, index: int) -> str:
         """Return the colour chunk ``index`` (its position in :attr:`chunks`) is drawn in."""
@@ -78,6 +80,7 @@ class Report:
         return {
             "chunks": [_chunk_json(i, c) for i, c in enumerate(self.chunks)],
             "tree": self.tree(),
+            "embed_text_known": self.embed_text_known,
         }
 
 
@@ -94,12 +97,14 @@ def build_report(
     routes: Mapping[int, str] | None = None,
     source_pdf: str | None = None,
     note: str | None = None,
+    embed_text_known: bool = True,
 ) -> Report:
     """Return the report of one document's ``chunks``.
 
     ``elements``: the parse the chunks came from (to find what they left out);
     ``warnings``: the parser's; ``routes``: page -> route as logged by the PDF
     parser. ``source_pdf``: the PDF to render the pages from (``None``: no images).
+    ``embed_text_known``: False when the chunks' ``embed_text`` is not known (stored chunks).
     """
     page_warnings: dict[int, list[str]] = {}
     doc_warnings: list[str] = []
@@ -124,6 +129,7 @@ def build_report(
         left_out=left_out(elements, chunks),
         source_pdf=source_pdf,
         note=note,
+        embed_text_known=embed_text_known,
     )
 
 

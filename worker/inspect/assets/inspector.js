@@ -77,12 +77,22 @@
     }
     detail.appendChild(el("h2", {}, "text (stored)"));
     detail.appendChild(el("pre", {"class": "chunk-text"}, c.text));
+    if (!data.embed_text_known) {
+      detail.appendChild(el("p", {"class": "hint"},
+        "embed_text: not stored (the store keeps the vector, not the text embedded)."));
+      mark(i);
+      return;
+    }
     detail.appendChild(el("h2", {}, "embed_text (marked: what embedding adds or changes)"));
     const pre = el("pre", {"class": "chunk-embed"});
     for (const [part, marked] of diffParts(c.text, c.embed_text)) {
       if (part) pre.appendChild(marked ? el("mark", {}, part) : document.createTextNode(part));
     }
     detail.appendChild(pre);
+    mark(i);
+  }
+
+  function mark(i) {
     for (const node of document.querySelectorAll(".selected")) node.classList.remove("selected");
     for (const node of document.querySelectorAll('[data-chunk="' + i + '"]')) {
       if (node !== detail) node.classList.add("selected");
