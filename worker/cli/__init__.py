@@ -18,6 +18,7 @@ _COMMANDS = {
     "chunk": "chunkweave.worker.cli.chunk",
     "eval": "chunkweave.worker.cli.chunk",
     "inspect": "chunkweave.worker.cli.inspect",
+    "mcp": "chunkweave.worker.cli.mcp",
     "ingest": "chunkweave.worker.cli.store",
     "search": "chunkweave.worker.cli.store",
     "delete": "chunkweave.worker.cli.store",
