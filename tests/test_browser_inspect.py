@@ -104,6 +104,9 @@ def test_report_draws_one_overlay_group_per_chunk_on_the_page(
     # header is drawn greyed as left out, and nothing was fetched from the network.
     assert any(c.type == "table" for c in table_chunks)
     assert page.locator("#page-1 .leftout[data-kind='furniture']").count() >= 1
+    # The page says how it was parsed (a text page: the heuristics or the layout model).
+    route = page.locator("#page-1 .route").inner_text()
+    assert route.startswith(("fast (heuristics)", "layout model")), route
     assert page.errors == []
     page.close()
 
@@ -265,3 +268,15 @@ def test_report_embeds_no_external_reference(table_report: Path) -> None:
     )
     assert "https://" not in text and "<link" not in text and " src='http" not in text
     json.loads(text.split("id='report-data'>")[1].split("</script>")[0])
+
+
+def test_a_scanned_page_says_it_was_read_by_ocr(browser: Any, corpus: Path, tmp_path: Path) -> None:
+    report = _inspect(corpus / "ocr_test.pdf", tmp_path / "ocr.html")
+    chunks = _chunks(corpus / "ocr_test.pdf")
+    page = _open(browser, report)
+    assert page.locator("#page-1 .route").inner_text().startswith("OCR + ")
+    drawn = page.evaluate(
+        "new Set([...document.querySelectorAll('#page-1 .region')].map(r => r.dataset.chunk)).size"
+    )
+    assert drawn == sum(1 for c in chunks if any(r.page == 1 for r in c.regions)) >= 1
+    page.close()

@@ -76,10 +76,7 @@ def api(pipeline_env: dict[str, str], docs_root: Path, tmp_path: Path) -> Iterat
         proc.wait(timeout=30)
 
 
-def _finished_job(
-    api: str, source: Path, workers: WorkerProcs, env: dict[str, str]
-) -> dict[str, Any]:
-    workers.start(env)
+def _finished_job(api: str, source: Path, workers: WorkerProcs) -> dict[str, Any]:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     resp = httpx.post(f"{api}/jobs", json={"sources": [str(source)]}, headers=auth, timeout=30)
     assert resp.status_code == 202, resp.text
@@ -95,7 +92,6 @@ def _finished_job(
         print(workers.logs()[-5000:])
         raise
     assert isinstance(job, dict)
-    assert job["status"] == "done", job
     return job
 
 
@@ -108,7 +104,15 @@ def test_ui_refuses_without_the_token_then_shows_the_finished_job(
     pipeline_env: dict[str, str],
 ) -> None:
     source = Path(shutil.copy(corpus / PDF, docs_root / PDF))
-    job = _finished_job(api, source, workers, pipeline_env)
+    broken = docs_root / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4\n" + b"\x00garbage" * 64)
+    workers.start(pipeline_env)
+    job = _finished_job(api, source, workers)
+    assert job["status"] == "done", job
+    bad = _finished_job(api, broken, workers)
+    assert bad["status"] == "failed", bad
+    (bad_doc,) = bad["docs"]
+    assert bad_doc["error_code"], bad_doc
     (doc,) = job["docs"]
     assert doc["timings"], doc
     doc_id = doc_id_for(source)
@@ -132,10 +136,17 @@ def test_ui_refuses_without_the_token_then_shows_the_finished_job(
     row = page.locator(f"tr.job[data-job='{job['id']}']")
     assert row.count() == 1
     assert row.locator(".st").inner_text() == "done"
-    # The status filter: a failed-only list does not hold it.
+    assert page.locator(f"tr.job[data-job='{bad['id']}'] .st").inner_text() == "failed"
+    # The status filter: a failed-only list holds the failed job, not the done one.
     page.select_option("select[name=status]", "failed")
     page.wait_for_url("**/ui?status=failed*")
     assert page.locator(f"tr.job[data-job='{job['id']}']").count() == 0
+    page.locator(f"tr.job[data-job='{bad['id']}'] a").click()
+    page.wait_for_url(f"**/ui/jobs/{bad['id']}")
+    failed_row = page.locator("tr.doc")
+    assert failed_row.locator(".st").inner_text() == "failed"
+    assert failed_row.locator(".err code").inner_text() == bad_doc["error_code"]
+    assert failed_row.locator("a.inspect").count() == 0
     page.goto(f"{api}/ui")
 
     row.locator("a").click()
