@@ -280,3 +280,24 @@ def test_a_scanned_page_says_it_was_read_by_ocr(browser: Any, corpus: Path, tmp_
     )
     assert drawn == sum(1 for c in chunks if any(r.page == 1 for r in c.regions)) >= 1
     page.close()
+
+
+def test_an_encrypted_pdf_is_drawn_with_the_parse_password(
+    browser: Any, table_pdf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    locked = tmp_path / "locked.pdf"
+    with pymupdf.open(table_pdf) as doc:
+        doc.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="s3cret", owner_pw="o")
+    from chunkweave.worker.settings import get_settings
+
+    monkeypatch.setenv("CHUNKWEAVE_PARSE__PASSWORD", "s3cret")
+    get_settings.cache_clear()
+    try:
+        report = _inspect(locked, tmp_path / "locked.html")
+    finally:
+        monkeypatch.delenv("CHUNKWEAVE_PARSE__PASSWORD")
+        get_settings.cache_clear()
+    assert "s3cret" not in report.read_text("utf-8")
+    page = _open(browser, report)
+    assert page.locator("#page-1 .region").count() >= 4
+    page.close()

@@ -167,8 +167,10 @@ def inspect(
         note=note,
         embed_text_known=False,
     )
+    password = settings.parse.password
+    secret = password.get_secret_value() if password is not None else None
     return StreamingResponse(
-        iter_html(report),
+        iter_html(report, password=secret),
         media_type="text/html; charset=utf-8",
         headers={"Content-Security-Policy": ui_html.CSP},
     )

@@ -90,7 +90,9 @@ def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) ->
         note=note,
     )
     out = Path(output) if output else Path.cwd() / (Path(file).stem + ".inspect.html")
-    stats = write_report(report, out, dpi=dpi)
+    password = settings.parse.password
+    secret = password.get_secret_value() if password is not None else None
+    stats = write_report(report, out, dpi=dpi, password=secret)
     click.echo(
         f"{out}: {len(chunks)} chunks, {stats.pages} pages, {stats.regions} regions, "
         f"{stats.bytes / 1e6:.1f} MB in {time.perf_counter() - started:.1f}s",

@@ -45,11 +45,17 @@ class PageImage:
 class PdfPages:
     """An open PDF, read one page at a time (only the current page's image is in memory)."""
 
-    def __init__(self, path: str | Path, *, dpi: int = DEFAULT_DPI) -> None:
+    def __init__(
+        self, path: str | Path, *, dpi: int = DEFAULT_DPI, password: str | None = None
+    ) -> None:
         if not MIN_DPI <= dpi <= MAX_DPI:
             raise ValueError(f"dpi {dpi} is outside {MIN_DPI}-{MAX_DPI}")
         self.dpi = dpi
         self._doc = pymupdf.open(path)
+        # The parser opened it with the same password; a wrong one failed there first.
+        if self._doc.needs_pass and not self._doc.authenticate(password or ""):
+            self._doc.close()
+            raise ValueError(f"{path}: the PDF is encrypted and the password does not open it")
 
     @property
     def count(self) -> int:

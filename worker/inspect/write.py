@@ -35,14 +35,19 @@ class WriteStats:
     bytes: int
 
 
-def write_report(report: Report, out: str | Path, *, dpi: int = DEFAULT_DPI) -> WriteStats:
-    """Write ``report`` to ``out`` (replaced only once complete) and return what it holds."""
+def write_report(
+    report: Report, out: str | Path, *, dpi: int = DEFAULT_DPI, password: str | None = None
+) -> WriteStats:
+    """Write ``report`` to ``out`` (replaced only once complete) and return what it holds.
+
+    ``password`` opens an encrypted source PDF (the one it was parsed with).
+    """
     out = Path(out)
     counts = {"pages": 0, "regions": 0}
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for part in iter_html(report, dpi=dpi, counts=counts):
+            for part in iter_html(report, dpi=dpi, counts=counts, password=password):
                 fh.write(part)
         os.replace(tmp, out)
     except BaseException:
@@ -57,7 +62,11 @@ def render_report(report: Report, *, dpi: int = DEFAULT_DPI) -> str:
 
 
 def iter_html(
-    report: Report, *, dpi: int = DEFAULT_DPI, counts: dict[str, int] | None = None
+    report: Report,
+    *,
+    dpi: int = DEFAULT_DPI,
+    counts: dict[str, int] | None = None,
+    password: str | None = None,
 ) -> Iterator[str]:
     """Yield the report's HTML in parts, page by page; ``counts`` gets pages and regions."""
     counts = counts if counts is not None else {}
@@ -75,7 +84,7 @@ def iter_html(
     yield _header(report)
     yield "<main><div id='pages'>"
     if report.source_pdf is not None:
-        yield from _pages(report, dpi, counts)
+        yield from _pages(report, dpi, counts, password)
     else:
         yield _cards(report)
     yield "</div><aside id='panel'>"
@@ -123,7 +132,7 @@ def _header(report: Report) -> str:
     return "".join(parts)
 
 
-def _pages(report: Report, dpi: int, counts: dict[str, int]) -> Iterator[str]:
+def _pages(report: Report, dpi: int, counts: dict[str, int], password: str | None) -> Iterator[str]:
     assert report.source_pdf is not None
     by_page: dict[int, list[tuple[int, Any]]] = {}
     for i, chunk in enumerate(report.chunks):
@@ -132,7 +141,7 @@ def _pages(report: Report, dpi: int, counts: dict[str, int]) -> Iterator[str]:
     left: dict[int, list[LeftOut]] = {}
     for lo in report.left_out:
         left.setdefault(lo.page, []).append(lo)
-    with PdfPages(report.source_pdf, dpi=dpi) as pdf:
+    with PdfPages(report.source_pdf, dpi=dpi, password=password) as pdf:
         for image, frame in pdf.pages():
             n = image.number
             counts["pages"] += 1
