@@ -55,13 +55,15 @@ def test_left_out_names_furniture_navigation_and_the_rest() -> None:
             continued=((3, (1, 1, 2, 2)),),
         ),  # fmt: skip
         Element(type="paragraph", text="no box", order=4),
+        Element(type="caption", text="Dropped.", page=4, bbox=(0, 0, 5, 5), order=5),
     ]
     out = left_out(els, [_chunk(0, (), (1,))])
     assert [(lo.page, lo.kind) for lo in out] == [
         (1, "furniture"),
         (1, "navigation"),
-        (2, "other"),
-        (3, "other"),
+        (2, "empty"),
+        (3, "empty"),
+        (4, "other"),
     ]
     assert "Running head" in out[0].label and "page header" in out[0].label
 

@@ -31,8 +31,8 @@ class LeftOut:
     """An element of a page that no chunk holds, drawn greyed.
 
     ``kind``: ``furniture`` (running header or footer), ``navigation`` (contents
-    or index entries) or ``other``; ``bbox`` in the parser's frame (see
-    :class:`~chunkweave.chunking.models.Region`).
+    or index entries), ``empty`` (no text: a figure without one) or ``other``;
+    ``bbox`` in the parser's frame (see :class:`~chunkweave.chunking.models.Region`).
     """
 
     page: int
@@ -145,6 +145,8 @@ def left_out(elements: Sequence[Element], chunks: Sequence[Chunk]) -> list[LeftO
             kind = "furniture"
         elif el.order in navigation:
             kind = "navigation"
+        elif not el.text.strip():
+            kind = "empty"  # a figure with no caption or text: nothing to chunk
         else:
             kind = "other"
         text = " ".join(el.text.split())
