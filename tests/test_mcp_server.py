@@ -74,14 +74,21 @@ async def _session_run(env: dict[str, str], root: Path, outside: Path, source: P
         assert docs["documents"][0]["source"] == str(source)
         assert docs["documents"][0]["chunk_count"] > 0
 
-        # Confinement: the same refusals as POST /jobs.
+        # Confinement: the same refusals as POST /jobs, and no job is made for them.
+        def job_ids(listed: Any) -> list[str]:
+            return [j["id"] for j in listed["jobs"]]
+
+        before = job_ids(_result(await session.call_tool("list_jobs", {"limit": 50})))
         stray = outside / PDF
         for bad in (str(stray), str(root / "link.pdf"), str(root / ".." / "outside" / PDF)):
             message = _error(await session.call_tool("enqueue", {"sources": [bad]}))
             assert "not found" in message or "not allowed" in message, message
         assert _error(await session.call_tool("enqueue", {"sources": []}))
-        jobs_before = _result(await session.call_tool("list_jobs", {}))["jobs"]
-        assert jobs_before == []
+        after = job_ids(_result(await session.call_tool("list_jobs", {"limit": 50})))
+        # (Other tests may add jobs meanwhile: none of the new ones holds a refused path.)
+        for new_id in set(after) - set(before):
+            state = _result(await session.call_tool("job_status", {"job_id": new_id}))
+            assert not {d["source"] for d in state["docs"]} & {str(stray), str(root / "link.pdf")}
 
         queued = _result(await session.call_tool("enqueue", {"sources": [str(source)]}))
         assert queued["documents"] == 1
@@ -91,6 +98,8 @@ async def _session_run(env: dict[str, str], root: Path, outside: Path, source: P
         assert "not found" in _error(
             await session.call_tool("job_status", {"job_id": "no-such-job"})
         )
+        newest = job_ids(_result(await session.call_tool("list_jobs", {"limit": 50})))
+        assert queued["job_id"] in newest
 
 
 def test_mcp_client_searches_enqueues_and_is_refused_outside_the_roots(
