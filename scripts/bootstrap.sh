@@ -2,7 +2,8 @@
 # Install everything chunkweave needs on a fresh Debian machine. Idempotent: a second
 # run only checks. Used by scripts/run.sh and scripts/test.sh (and so by .ci/run).
 #
-#   - Debian packages: redis-server (broker + embedded Redis), tesseract-ocr (OCR)
+#   - Debian packages: redis-server (broker + embedded Redis), tesseract-ocr (OCR),
+#     chromium (the browser tests)
 #   - a virtualenv in .venv with chunkweave and its dev tools (pip, from PyPI);
 #     CHUNKWEAVE_EXTRAS picks the extras (default: dev)
 #   - the real Weaviate server, built once per machine from its Go module and cached
@@ -16,6 +17,7 @@ say() { printf '[bootstrap] %s\n' "$*" >&2; }
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr tesseract-ocr-eng)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # browser tests (Playwright drives it)
 if ((${#missing[@]})); then
     SUDO=""
     if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi

@@ -14,6 +14,8 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
   (pages: follow ``next_cursor``).
 - ``DELETE /documents/{doc_id}``: enqueue removal of a document; returns its job id.
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
+- ``GET /ui``: the dashboard (jobs, documents, stage timings, inspector views); see
+  :mod:`.ui` (same token, signed in once with it).
 - Bearer-token auth on everything else when ``Settings.api_token`` is set; then the
   OpenAPI docs (``/docs``, ``/redoc``, ``/openapi.json``) are off. Tokens scoped to
   tenants (``Settings.api_tenant_tokens``) see and touch only their tenants' jobs and
@@ -35,6 +37,7 @@ from prometheus_client import CollectorRegistry
 
 from chunkweave.worker.api.limits import BodyLimit
 from chunkweave.worker.api.routes import router
+from chunkweave.worker.api.ui import close_store, ui_router
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.metrics import RedisCollector
 from chunkweave.worker.settings import Settings, get_settings
@@ -56,6 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        close_store(app)
         enq.close()
 
     # With a token, the API documents itself to no one: docs and schema are off.
@@ -74,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.enqueuer = enq
     app.state.metrics = registry
     app.include_router(router)
+    app.include_router(ui_router)
     return app
 
 

@@ -17,6 +17,8 @@ _COMMANDS = {
     "parse": "chunkweave.worker.cli.parse",
     "chunk": "chunkweave.worker.cli.chunk",
     "eval": "chunkweave.worker.cli.chunk",
+    "inspect": "chunkweave.worker.cli.inspect",
+    "mcp": "chunkweave.worker.cli.mcp",
     "ingest": "chunkweave.worker.cli.store",
     "search": "chunkweave.worker.cli.store",
     "delete": "chunkweave.worker.cli.store",

@@ -1,0 +1,41 @@
+"""``chunkweave mcp``: the MCP server on stdio (see :mod:`chunkweave.worker.mcp_server`)."""
+
+from __future__ import annotations
+
+import click
+
+from chunkweave.worker.cli.common import friendly_errors
+
+
+def register(group: click.Group) -> None:
+    """Add the ``mcp`` command to the root command group."""
+    group.add_command(mcp_command)
+
+
+@click.command("mcp")
+@friendly_errors
+def mcp_command() -> None:
+    """Serve the store to MCP clients (agents) on stdin/stdout.
+
+    Tools: search (with filters), enqueue (paths under CHUNKWEAVE_SOURCES__ROOTS or
+    allowed s3:// buckets, as POST /jobs), job_status, list_jobs, list_documents.
+    Uses the configured Redis and Weaviate (without CHUNKWEAVE_WEAVIATE__URL, the
+    local Weaviate is started as for `chunkweave search`). Needs the `mcp` extra.
+    """
+    try:
+        import mcp  # noqa: F401
+    except ImportError as err:
+        raise click.ClickException(
+            f"chunkweave mcp needs the MCP SDK ({err}): pip install 'chunkweave[mcp]'"
+        ) from err
+    from chunkweave.worker.cli.store import weaviate_config
+    from chunkweave.worker.mcp_server import Tools, build_server
+    from chunkweave.worker.settings import get_settings
+
+    settings = get_settings()
+    with weaviate_config(settings) as wcfg:
+        tools = Tools(settings.model_copy(update={"weaviate": wcfg}))
+        try:
+            build_server(tools).run("stdio")
+        finally:
+            tools.close()
