@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -60,6 +61,26 @@ def test_caller_metadata_is_written_when_given(tmp_path: Path) -> None:
     assert read_export(tmp_path)[0].meta["metadata"] == {"tenant": "a", "acl": ["x"]}
     FileSink(tmp_path / "plain").write_document("doc://a", chunks)
     assert "metadata" not in read_export(tmp_path / "plain")[0].meta
+
+
+def test_a_metadata_change_rewrites_the_front_matter_and_keeps_the_text(tmp_path: Path) -> None:
+    chunks = _chunks(Intro=words(30, "a"), Usage=words(30, "b"))
+    sink = FileSink(tmp_path)
+    sink.write_document("doc://a", chunks, metadata={"acl": ["team-x"]})
+    result = sink.retag_document("doc://a", {"acl": ["team-y"], "version": "4"})
+    assert result.written == len(chunks)
+    back = read_export(tmp_path)
+    assert [b.meta["metadata"] for b in back] == [{"acl": ["team-y"], "version": "4"}] * 2
+    assert [b.text for b in back] == [c.text for c in chunks]
+    assert [b.id for b in back] == [c.id for c in chunks]
+    manifest = [json.loads(line) for line in (tmp_path / files.MANIFEST).read_text().splitlines()]
+    for line in manifest:  # the manifest's digests follow the rewritten files
+        assert line["sha1"] == hashlib.sha1((tmp_path / line["path"]).read_bytes()).hexdigest()
+    before = _mtimes(tmp_path)
+    assert sink.retag_document("doc://a", {"acl": ["team-y"], "version": "4"}).written == 0
+    assert _mtimes(tmp_path) == before
+    sink.retag_document("doc://a", {})
+    assert all("metadata" not in b.meta for b in read_export(tmp_path))
 
 
 def test_what_to_embed_reads_back_without_a_context_line_too(tmp_path: Path) -> None:
