@@ -27,7 +27,7 @@ from chunkweave.storage.hits import Hit
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
-from chunkweave.storage.weaviate.collection import ensure_collection
+from chunkweave.storage.weaviate.collection import ensure_collection, serving
 from chunkweave.storage.weaviate.grpc_batch import Pending
 from chunkweave.storage.weaviate.ledger import WeaviateLedger
 from chunkweave.storage.weaviate.schema import (
@@ -66,6 +66,10 @@ class WeaviateStore:
         self.keyword_index = cfg.keyword_index
         #: Whether the collection stores source regions (read by :meth:`ensure_schema`).
         self.regions = True
+        #: The collection the configured name served at :meth:`ensure_schema` (an
+        #: alias's target), and when :meth:`stale` last looked.
+        self.serves: str | None = None
+        self._looked = 0.0
 
     @classmethod
     def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
@@ -100,6 +104,22 @@ class WeaviateStore:
         self.schema_version, self.keyword_index, self.regions = ensure_collection(
             self.session, self.identity
         )
+        self.serves = serving(self.session)
+        self._looked = time.monotonic()
+
+    def stale(self, every_s: float = 2.0) -> bool:
+        """Whether the alias now serves another collection than at :meth:`ensure_schema`.
+
+        Looks at most every ``every_s`` seconds (one alias read); a worker rebuilds its
+        pipeline when this turns true (``chunkweave reindex`` switched the alias).
+        """
+        if self.serves is None or time.monotonic() - self._looked < every_s:
+            return False
+        self._looked = time.monotonic()
+        try:
+            return serving(self.session) != self.serves
+        except StoreError:
+            return False  # unreachable now: the next write reports it
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None) -> int:
         """Write ``chunks`` (with ``vectors`` in the same order, or none) and return the count.
