@@ -40,6 +40,7 @@ from chunkweave.storage.errors import StoreError
 from chunkweave.storage.evaluate import QAItem
 from chunkweave.storage.reindex.accounting import Accounting, account
 from chunkweave.storage.reindex.gate import GateResult, judge, score_store
+from chunkweave.storage.reindex.plan import ReindexPlan, make_plan
 from chunkweave.storage.reindex.spec import ReindexSpec
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
 from chunkweave.storage.weaviate.alias import IndexCatalog, IndexVersion
@@ -53,6 +54,7 @@ from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.jobs import DocState, JobStore, as_text
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
+from chunkweave.worker.sources import fetched
 
 Phase = Literal["building", "switched", "done", "refused", "incomplete", "rolled_back"]
 #: Phases after which nothing more happens.
@@ -368,6 +370,14 @@ def _build_step(
     busy = _in_flight(r, settings, state)
     if acc.extra:
         _delete_from(settings.weaviate, target, acc.extra)
+    if acc.missing and not busy and state.job_ids:
+        # A document the last job failed on before writing anything (its source is
+        # gone, say) has no target entry: it is failed, not to be sent again and again.
+        last = JobStore(r, ttl_s=settings.job_ttl_s).get(state.job_ids[-1], with_docs=True)
+        lost = {d.doc_id for d in (last.docs or ()) if d.status == "failed"} if last else set()
+        acc.failed += [e for e in acc.missing if e.doc_id in lost]
+        acc.missing = [e for e in acc.missing if e.doc_id not in lost]
+        state = state.model_copy(update={"missing": len(acc.missing), "failed": len(acc.failed)})
     if acc.missing and not busy:
         job = _submit(settings, r, target.collection, acc.missing, task=REINDEX_TASK)
         return state.model_copy(update={"job_ids": (*state.job_ids, job), "message": ""})
@@ -550,6 +560,7 @@ __all__ = [
     "SpecFactory",
     "advance",
     "build_spec",
+    "dry_run",
     "load_state",
     "prune",
     "rollback",
@@ -557,3 +568,31 @@ __all__ = [
     "status_lines",
     "versions",
 ]
+
+
+def dry_run(settings: Settings, spec_for: SpecFactory) -> ReindexPlan:
+    """Plan the reindex ``spec_for`` describes (nothing is written or locked)."""
+    cfg = settings.weaviate
+    with open_catalog(cfg) as catalog:
+        live = catalog.live()
+        if live is None:
+            raise ReindexRefusedError(f"{cfg.collection}: nothing to reindex (ingest first)")
+        spec = spec_for(live)
+        embedder = spec_for.embedder or target_embedder(spec, settings)
+        entries = ledger_entries(catalog.session, live.ledger)
+        store = None
+        if spec.live_chunking is not None:
+            store = WeaviateStore(connect(cfg), version_cfg(cfg, live), live.identity)
+        try:
+            return make_plan(
+                entries,
+                lambda source: fetched(source, settings),
+                parse_opts=settings.parse,
+                target_chunking=spec.chunking,
+                embedder=embedder,
+                live_store=store,
+                live_chunking=spec.live_chunking,
+            )
+        finally:
+            if store is not None:
+                store.close()

@@ -273,6 +273,10 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
         for j in jobs:
             when = datetime.fromtimestamp(j.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
             click.echo(f"{j.id}  {when}  {_summary(j)}")
+        from chunkweave.worker.reindex import status_lines
+
+        for line in status_lines(store.r):
+            click.echo(line)
         return
     job = store.get(job_id, with_docs=True)
     if job is None:

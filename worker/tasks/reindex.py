@@ -23,6 +23,7 @@ from celery import Task
 
 from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
+from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.reindex.cache import ReusingEmbedder
 from chunkweave.storage.reindex.document import Reindexer
@@ -35,6 +36,7 @@ from chunkweave.worker import reindex as coordinator
 from chunkweave.worker.celery_app import app
 from chunkweave.worker.locks import DocLock
 from chunkweave.worker.runtime import Runtime, get_runtime
+from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
 from chunkweave.worker.tasks.base import TRANSIENT_CODES, TransientOutcomeError, run_guarded
 from chunkweave.worker.tasks.recorder import DocRun
@@ -43,24 +45,29 @@ _reindexers: dict[str, tuple[Reindexer, WeaviateLedger, str]] = {}
 _guard = threading.Lock()
 
 
-def _open(rt: Runtime, target: str) -> tuple[Reindexer, WeaviateLedger, str]:
-    """Build the reindexer of ``target`` from its catalog record (once per process)."""
-    cfg = rt.settings.weaviate
+def open_reindexer(
+    settings: Settings, target: str, own: Embedder | None = None
+) -> tuple[Reindexer, WeaviateLedger, str]:
+    """Build the reindexer of ``target`` from its catalog record, the live ledger, the alias.
+
+    ``own`` (the worker's embedder) is used when it is the target's; otherwise the
+    target's recorded embedder is built.
+    """
+    cfg = settings.weaviate
     with coordinator.open_catalog(cfg) as catalog:
         version = catalog.get(target)
     if version is None or not version.spec:
         raise LookupError(f"{target}: no reindex target of that name is recorded")
     spec = ReindexSpec.model_validate_json(version.spec)
-    own = getattr(rt.pipeline, "embedder", None)
     wanted = version.identity
     if own is not None and EmbedderIdentity(own.name, own.dimension) == wanted:
         embedder = own
     else:
-        embedder = coordinator.target_embedder(spec, rt.settings)
+        embedder = coordinator.target_embedder(spec, settings)
     cache = ReusingEmbedder(embedder)
     store = WeaviateStore.open(coordinator.version_cfg(cfg, version), wanted)
     pipeline = Pipeline(
-        store=store, embedder=cache, parse_opts=rt.settings.parse, chunk_opts=spec.chunking
+        store=store, embedder=cache, parse_opts=settings.parse, chunk_opts=spec.chunking
     )
     live_cfg = cfg.model_copy(
         update={
@@ -88,7 +95,8 @@ def reindexer_for(rt: Runtime, target: str) -> tuple[Reindexer, WeaviateLedger, 
     """Return this process's reindexer of ``target``, the live ledger, and the alias."""
     with _guard:
         if target not in _reindexers:
-            _reindexers[target] = _open(rt, target)
+            own = getattr(rt.pipeline, "embedder", None)
+            _reindexers[target] = open_reindexer(rt.settings, target, own)
         return _reindexers[target]
 
 
