@@ -15,7 +15,7 @@ from chunkweave.storage.weaviate.collection import create_chunk_collection
 from chunkweave.worker.reindex import build_spec
 from chunkweave.worker.settings import Settings
 
-WORDS = "river stone valley harbor signal copper lantern meadow orbit thistle".split()
+WORDS = ["river", "stone", "valley", "harbor", "signal", "copper", "lantern", "meadow", "orbit", "thistle"]
 
 
 def prose(seed: int, n: int) -> str:

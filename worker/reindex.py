@@ -87,6 +87,8 @@ class ReindexState(BaseModel):
     started_at: float = Field(default_factory=time.time)
     updated_at: float = Field(default_factory=time.time)
     switched_at: float | None = None
+    #: When the target last accounted for one more document (stall detection).
+    progress_at: float = Field(default_factory=time.time)
     #: Seconds per stage: ``start``, ``build`` (until the target accounts for every
     #: source), ``gate``, ``switch``, ``settle``.
     timings: dict[str, float] = Field(default_factory=dict)
@@ -323,8 +325,15 @@ def _stats(r: redis.Redis, alias: str) -> tuple[int, int]:
     return int(got[0] or 0), int(got[1] or 0)
 
 
-def advance(settings: Settings, *, settle_s: float = 10.0) -> ReindexState:
-    """Run one coordinator step (see the module docstring) and return the new state."""
+def advance(
+    settings: Settings, *, settle_s: float = 10.0, stall_s: float = 120.0
+) -> ReindexState:
+    """Run one coordinator step (see the module docstring) and return the new state.
+
+    A job that made no progress for ``stall_s`` (its worker was killed: the broker
+    gives the message back only after its visibility timeout) no longer holds the
+    reindex up: what is missing is sent again (a duplicate is skipped by the target).
+    """
     cfg = settings.weaviate
     r = redis_client(settings)
     state = load_state(r, cfg.collection)
@@ -339,7 +348,7 @@ def advance(settings: Settings, *, settle_s: float = 10.0) -> ReindexState:
         r.expire(keys.reindex(cfg.collection) + ":lock", LOCK_TTL_S)
         with open_catalog(cfg) as catalog:
             if state.phase == "building":
-                state = _build_step(settings, r, catalog, state)
+                state = _build_step(settings, r, catalog, state, stall_s)
             elif state.phase == "switched":
                 state = _settle_step(settings, r, catalog, state, settle_s)
         return _save(r, state)
@@ -348,7 +357,11 @@ def advance(settings: Settings, *, settle_s: float = 10.0) -> ReindexState:
 
 
 def _build_step(
-    settings: Settings, r: redis.Redis, catalog: IndexCatalog, state: ReindexState
+    settings: Settings,
+    r: redis.Redis,
+    catalog: IndexCatalog,
+    state: ReindexState,
+    stall_s: float,
 ) -> ReindexState:
     target = catalog.get(state.target)
     if target is None:
@@ -357,8 +370,10 @@ def _build_step(
     session = catalog.session
     acc = account(ledger_entries(session, spec.live_ledger), ledger_entries(session, target.ledger))
     reused, embedded = _stats(r, state.alias)
+    now = time.time()
     state = state.model_copy(
         update={
+            "progress_at": now if acc.done > state.done else state.progress_at,
             "total": acc.total,
             "done": acc.done,
             "missing": len(acc.missing),
@@ -367,7 +382,7 @@ def _build_step(
             "embedded": embedded,
         }
     )
-    busy = _in_flight(r, settings, state)
+    busy = _in_flight(r, settings, state) and now - state.progress_at < stall_s
     if acc.extra:
         _delete_from(settings.weaviate, target, acc.extra)
     if acc.missing and not busy and state.job_ids:
@@ -380,7 +395,9 @@ def _build_step(
         state = state.model_copy(update={"missing": len(acc.missing), "failed": len(acc.failed)})
     if acc.missing and not busy:
         job = _submit(settings, r, target.collection, acc.missing, task=REINDEX_TASK)
-        return state.model_copy(update={"job_ids": (*state.job_ids, job), "message": ""})
+        return state.model_copy(
+            update={"job_ids": (*state.job_ids, job), "message": "", "progress_at": now}
+        )
     if busy or acc.missing or acc.extra:
         return state
     if acc.failed:
