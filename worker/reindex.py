@@ -325,9 +325,7 @@ def _stats(r: redis.Redis, alias: str) -> tuple[int, int]:
     return int(got[0] or 0), int(got[1] or 0)
 
 
-def advance(
-    settings: Settings, *, settle_s: float = 10.0, stall_s: float = 120.0
-) -> ReindexState:
+def advance(settings: Settings, *, settle_s: float = 10.0, stall_s: float = 120.0) -> ReindexState:
     """Run one coordinator step (see the module docstring) and return the new state.
 
     A job that made no progress for ``stall_s`` (its worker was killed: the broker
@@ -410,7 +408,22 @@ def _build_step(
                 "not switched: fix them and run the same reindex again",
             }
         )
+    if _ingest_in_flight(r, state.alias):
+        return state.model_copy(update={"message": "waiting for an ingest in flight"})
     return _gate_and_switch(settings, r, catalog, state, target, spec, acc)
+
+
+def _ingest_in_flight(r: redis.Redis, alias: str) -> bool:
+    """Whether a document write lock other than a reindex's is held right now.
+
+    The switch waits for one step then: a write in flight at the switch would land
+    half in each version (the settle step repairs it, but later).
+    """
+    ours = keys.lock(f"{alias}_v")
+    for key in r.scan_iter(match=keys.lock("*"), count=500):
+        if not as_text(key).startswith(ours):
+            return True
+    return False
 
 
 def _delete_from(cfg: WeaviateConfig, version: IndexVersion, doc_ids: list[str]) -> None:
@@ -508,8 +521,21 @@ def _settle_step(
             ledger_entries(catalog.session, live.ledger),
         )
         late = [e for e in acc.missing if e.updated_at and e.updated_at.timestamp() > switched - 60]
+        # An ingest in flight at the switch may have written the old chunking into the
+        # new version: its ledger entry says so, and it is ingested again.
+        known = {e.doc_id for e in late}
+        late += [
+            e
+            for e in ledger_entries(catalog.session, live.ledger)
+            if e.status == "ok"
+            and live.chunker
+            and e.chunker != live.chunker
+            and e.doc_id not in known
+        ]
         if late and not _in_flight(r, settings, state):
-            job = _submit(settings, r, live.collection, late, task="chunkweave.ingest_document")
+            # Written as reindex tasks onto the new version, with its recorded chunking:
+            # a worker that has not noticed the switch yet cannot write it otherwise.
+            job = _submit(settings, r, live.collection, late, task=REINDEX_TASK)
             state = state.model_copy(update={"job_ids": (*state.job_ids, job)})
             return state
     if time.time() - switched < settle_s or _in_flight(r, settings, state):

@@ -107,7 +107,7 @@ class WeaviateStore:
         self.serves = serving(self.session)
         self._looked = time.monotonic()
 
-    def stale(self, every_s: float = 2.0) -> bool:
+    def stale(self, every_s: float = 0.5) -> bool:
         """Whether the alias now serves another collection than at :meth:`ensure_schema`.
 
         Looks at most every ``every_s`` seconds (one alias read); a worker rebuilds its
