@@ -370,17 +370,22 @@ class IndexCatalog:
         self.delete_record(version.collection)
 
     def prune(self, keep: int) -> list[IndexVersion]:
-        """Drop retired versions beyond the ``keep`` most recently live; return them."""
+        """Drop versions that are not live: all but the ``keep`` most recently retired.
+
+        The rollback target (the version live before the live one) is the first one
+        kept; targets a gate refused (``ready``) are always dropped.
+        """
         live = self.live()
-        retired = [v for v in self.versions() if v.state in ("retired", "ready")]
-        # The rollback target is kept whatever ``keep`` says unless keep is 0.
-        retired.sort(
-            key=lambda v: v.switched_at or v.created_at or datetime.min.replace(tzinfo=UTC)
+        previous = live.previous if live is not None else ""
+        epoch = datetime.min.replace(tzinfo=UTC)
+        retired = sorted(
+            (v for v in self.versions() if v.state == "retired"),
+            key=lambda v: (v.collection == previous, v.switched_at or v.created_at or epoch),
+            reverse=True,
         )
-        retired.reverse()
-        dropped = retired[keep:]
+        dropped = retired[keep:] + [v for v in self.versions() if v.state == "ready"]
         for version in dropped:
             self.drop(version)
-        if live is not None and any(v.collection == live.previous for v in dropped):
+        if live is not None and any(v.collection == previous for v in dropped):
             self.put(live.model_copy(update={"previous": ""}))
         return dropped
