@@ -15,7 +15,10 @@ from chunkweave.storage.weaviate.collection import create_chunk_collection
 from chunkweave.worker.reindex import build_spec
 from chunkweave.worker.settings import Settings
 
-WORDS = ["river", "stone", "valley", "harbor", "signal", "copper", "lantern", "meadow", "orbit", "thistle"]
+WORDS = [
+    "river", "stone", "valley", "harbor", "signal",
+    "copper", "lantern", "meadow", "orbit", "thistle",
+]  # fmt: skip
 
 
 def prose(seed: int, n: int) -> str:

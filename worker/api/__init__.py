@@ -13,6 +13,7 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
 - ``GET /jobs/{id}`` (``?docs=false`` to omit documents), ``GET /jobs?status=&limit=&cursor=``
   (pages: follow ``next_cursor``).
 - ``DELETE /documents/{doc_id}``: enqueue removal of a document; returns its job id.
+- ``POST /reindex``, ``GET /reindex``: a reindex on the workers (:mod:`.reindex`).
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
 - Bearer-token auth on everything else when ``Settings.api_token`` is set; then the
   OpenAPI docs (``/docs``, ``/redoc``, ``/openapi.json``) are off.
@@ -32,6 +33,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from chunkweave.worker.api.limits import BodyLimit
+from chunkweave.worker.api.reindex import router as reindex_router
 from chunkweave.worker.api.routes import router
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.metrics import RedisCollector
@@ -72,6 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.enqueuer = enq
     app.state.metrics = registry
     app.include_router(router)
+    app.include_router(reindex_router)
     return app
 
 
