@@ -1,4 +1,4 @@
-"""Pure logic of the reindex: ledger accounting, the embedding cache, the gate, the API's refusals."""
+"""Pure logic of the reindex: ledger accounting, the embedding cache, the gate, API refusals."""
 
 from __future__ import annotations
 

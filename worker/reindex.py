@@ -45,7 +45,7 @@ from chunkweave.storage.reindex.spec import ReindexSpec
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
 from chunkweave.storage.weaviate.alias import IndexCatalog, IndexVersion
 from chunkweave.storage.weaviate.client import WeaviateSession, connect
-from chunkweave.storage.weaviate.collection import create_chunk_collection
+from chunkweave.storage.weaviate.collection import REINDEX_HINT, create_chunk_collection
 from chunkweave.storage.weaviate.ledger import WeaviateLedger
 from chunkweave.storage.weaviate.schema import parse_identity
 from chunkweave.storage.weaviate.store import WeaviateStore
@@ -603,6 +603,7 @@ __all__ = [
     "SpecFactory",
     "advance",
     "build_spec",
+    "check_embedder",
     "dry_run",
     "load_state",
     "prune",
@@ -639,3 +640,25 @@ def dry_run(settings: Settings, spec_for: SpecFactory) -> ReindexPlan:
         finally:
             if store is not None:
                 store.close()
+
+
+def check_embedder(settings: Settings) -> None:
+    """Refuse, naming ``chunkweave reindex``, an embedder that is not the live version's.
+
+    Raises :class:`ReindexRefusedError`; nothing to check (no Weaviate URL, nothing
+    stored yet) passes.
+    """
+    cfg = settings.weaviate
+    if cfg.url is None:
+        return
+    with open_catalog(cfg) as catalog:
+        live = catalog.live()
+    if live is None:
+        return
+    embedder = make_embedder(settings.embedder)
+    mine = EmbedderIdentity(embedder.name, embedder.dimension)
+    if mine != live.identity:
+        raise ReindexRefusedError(
+            f"{cfg.collection} ({live.collection}) holds vectors from {live.identity}, but this "
+            f"worker's embedder is {mine}: {REINDEX_HINT}"
+        )

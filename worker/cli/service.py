@@ -60,6 +60,12 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 
     settings = _service_settings()
     redis_url(settings)  # fail early and clearly without a broker
+    from chunkweave.worker.reindex import ReindexRefusedError, check_embedder
+
+    try:
+        check_embedder(settings)  # a model the live collection was not built with
+    except ReindexRefusedError as err:
+        raise click.ClickException(str(err)) from err
     argv = [
         "worker", "--pool", "prefork", "--loglevel", loglevel,
         "-Q", queues or settings.queue, "--without-gossip", "--without-mingle",
