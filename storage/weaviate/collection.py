@@ -168,7 +168,8 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
             lacks.append("slower writes (extra indexes, HNSW defaults)")
         log.warning(
             "collection %r has chunk schema version %d (this chunkweave writes %d): it "
-            "works, with %s; to migrate, run `chunkweave reindex`",
+            "works, with %s; to migrate, run `chunkweave reindex` (it builds a new collection "
+            "alongside and switches the alias to it)",
             name,
             layout.schema_version,
             SCHEMA_VERSION,
