@@ -168,3 +168,24 @@ def test_plain_collection_of_previous_release_is_adopted_then_switched(weaviate_
             st.close()
     finally:
         _drop(weaviate_cfg)
+
+
+def test_dry_run_plans_reused_and_embedded_vectors_and_writes_nothing(weaviate_cfg, tmp_path):
+    from chunkweave.worker import reindex as rx
+
+    doc = sectioned_docx(tmp_path / "s.docx", SIZES)
+    embedder = CountingEmbedder()
+    settings = Settings(weaviate=weaviate_cfg, chunking=A)
+    try:
+        _ingest(weaviate_cfg, embedder, A, doc)
+        factory = rx.SpecFactory(settings, chunking=B)
+        factory.embedder = embedder
+        embedder.embedded.clear()
+        plan = rx.dry_run(settings, factory)
+        assert (plan.documents, plan.chunks, plan.reused, plan.to_embed) == (1, 3, 2, 1)
+        assert plan.embed_rate is not None and plan.estimated_embed_s is not None
+        assert any("2 reused (66.7%), 1 to embed" in line for line in plan.lines())
+        assert len(embedder.embedded) == 1  # the rate sample only
+        assert [v.state for v in rx.versions(settings)] == ["live"]  # nothing recorded
+    finally:
+        _drop(weaviate_cfg)

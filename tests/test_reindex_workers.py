@@ -259,6 +259,10 @@ def test_gate_refuses_a_worse_chunking_and_rollback_restores(
     assert "gate passed" in better.stdout
     switched = _alias(settings)
     assert switched not in (None, live)
+    status = subprocess.run(
+        [str(CHUNKWEAVE), "status"], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert f"reindex {settings.weaviate.collection} -> {switched}: done" in status.stdout
     back = cli("--rollback")
     assert back.returncode == 0, back.stderr
     assert _alias(settings) == live
