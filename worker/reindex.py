@@ -39,6 +39,7 @@ from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.evaluate import QAItem
 from chunkweave.storage.reindex.accounting import Accounting, account
+from chunkweave.storage.reindex.follow import reachable
 from chunkweave.storage.reindex.gate import GateResult, judge, score_store
 from chunkweave.storage.reindex.plan import ReindexPlan, make_plan
 from chunkweave.storage.reindex.spec import ReindexSpec
@@ -649,10 +650,13 @@ def check_embedder(settings: Settings) -> None:
     stored yet) passes.
     """
     cfg = settings.weaviate
-    if cfg.url is None:
+    if cfg.url is None or not reachable(cfg):
+        return  # tasks report an unreachable store, as before
+    try:
+        with open_catalog(cfg) as catalog:
+            live = catalog.live()
+    except StoreError:
         return
-    with open_catalog(cfg) as catalog:
-        live = catalog.live()
     if live is None:
         return
     embedder = make_embedder(settings.embedder)

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import logging
+import urllib.request
 
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.reindex.spec import ReindexSpec
-from chunkweave.storage.weaviate.alias import IndexCatalog
+from chunkweave.storage.weaviate.alias import CATALOG, IndexCatalog
 from chunkweave.storage.weaviate.client import WeaviateSession, connect
 
 log = logging.getLogger(__name__)
+
+
+def reachable(cfg: WeaviateConfig) -> bool:
+    """Whether the server answers its liveness endpoint now (one short HTTP probe)."""
+    url = f"{(cfg.url or '').rstrip('/')}/v1/.well-known/live"
+    try:
+        with urllib.request.urlopen(url, timeout=min(3.0, cfg.timeout_s)) as resp:
+            return bool(resp.status == 200)
+    except (OSError, ValueError):
+        return False
 
 
 def live_chunking(cfg: WeaviateConfig, configured: ChunkOptions) -> ChunkOptions | None:
@@ -22,15 +33,15 @@ def live_chunking(cfg: WeaviateConfig, configured: ChunkOptions) -> ChunkOptions
     differ from ``configured`` they win (the collection holds one chunking), with a
     warning.
     """
-    if not cfg.versioned or not cfg.url:
-        return None
+    if not cfg.versioned or not cfg.url or not reachable(cfg):
+        return None  # the pipeline's own open reports an unreachable server
     try:
         session = WeaviateSession(connect(cfg), cfg)
     except StoreError:
         return None  # the pipeline's own open reports it
     try:
         catalog = IndexCatalog(session)
-        if not session.client.collections.exists("ChunkweaveIndex"):
+        if not session.client.collections.exists(CATALOG):
             return None
         live = catalog.live()
     except StoreError:
