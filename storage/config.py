@@ -64,6 +64,11 @@ class WeaviateConfig(BaseModel):
     #: faster and search is vector-only. Applied when chunkweave creates the chunk
     #: collection; an existing collection keeps what it was created with.
     keyword_index: bool = True
+    #: Serve ``collection`` (and ``ledger_collection``) as Weaviate aliases of versioned
+    #: collections (``<name>_v<N>``), so ``chunkweave reindex`` can build the next version
+    #: alongside and switch atomically (:mod:`chunkweave.storage.weaviate.alias`). Off: plain
+    #: collections, as before aliases (Weaviate < 1.32).
+    versioned: bool = True
 
 
 class EmbedderConfig(BaseModel):

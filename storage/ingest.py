@@ -108,6 +108,11 @@ class Pipeline:
         """Close the store's connection (the embedder belongs to whoever passed it in)."""
         self.store.close()
 
+    def stale(self) -> bool:
+        """Whether the store's alias now serves another collection (a reindex switched it)."""
+        check = getattr(self.store, "stale", None)
+        return bool(check()) if callable(check) else False
+
     def ingest(
         self,
         path: str | Path,

@@ -11,6 +11,9 @@ Redis can be read off this module (and a key collision is visible in one screen)
 - ``cw:fan:<doc_id>:<sha1>``: a fanned-out document's parsed page-range parts, and
   under ``cw:fan:<doc_id>:<sha1>:w`` its chunk slices and its write plan
   (:mod:`.tasks.parts`, :mod:`.tasks.fanout`, :mod:`.tasks.slices`).
+- ``cw:reindex:<alias>``: the running or last reindex of an alias, with its ``:lock``
+  (one reindex at a time), ``:step`` (one coordinator step at a time) and ``:stats``
+  (vectors reused vs embedded) (:mod:`.reindex`).
 - ``cw:watch:<folder>``, ``cw:s3ledger:<bucket>/<prefix>``: what a watcher last
   enqueued (:mod:`.sources.local`, :mod:`.sources.s3`).
 """
@@ -56,3 +59,8 @@ def watched_folder(root: str) -> str:
 def watched_prefix(bucket: str, prefix: str) -> str:
     """Return the hash of key -> ETag the S3 watcher last enqueued."""
     return f"cw:s3ledger:{bucket}/{prefix}"
+
+
+def reindex(alias: str) -> str:
+    """Return the base of an alias's reindex state (``:lock``, ``:step``, ``:stats`` below it)."""
+    return f"cw:reindex:{alias}"

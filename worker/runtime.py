@@ -86,10 +86,12 @@ def default_pipeline(settings: Settings) -> IngestPipeline:
             "no Weaviate configured for the worker: set CHUNKWEAVE_WEAVIATE__URL "
             "(and CHUNKWEAVE_WEAVIATE__GRPC_PORT), or use `chunkweave serve`"
         )
+    from chunkweave.storage.reindex.follow import live_chunking
+
     embedder = make_embedder(settings.embedder)
-    return open_pipeline(
-        settings.weaviate, embedder, settings.parse, settings.chunking, settings.files
-    )
+    # A version built by `chunkweave reindex` records its chunking: workers follow it.
+    chunking = live_chunking(settings.weaviate, settings.chunking) or settings.chunking
+    return open_pipeline(settings.weaviate, embedder, settings.parse, chunking, settings.files)
 
 
 def load_factory(dotted: str) -> Callable[[Settings], IngestPipeline]:
@@ -115,6 +117,11 @@ class Runtime:
     def pipeline(self) -> IngestPipeline:
         """The process's pipeline, built on first use."""
         with self._lock:
+            stale = getattr(self._pipeline, "stale", None)
+            if self._pipeline is not None and callable(stale) and stale():
+                # `chunkweave reindex` switched the alias: rebuild on the new version.
+                self._pipeline.close()
+                self._pipeline = None
             if self._pipeline is None:
                 self._pipeline = load_factory(self.settings.pipeline_factory)(self.settings)
             return self._pipeline

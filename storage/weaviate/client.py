@@ -220,6 +220,11 @@ class WeaviateSession:
         tenant = self.cfg.tenant
         if not self.cfg.multi_tenancy or not tenant:
             return
+        if self.cfg.versioned:  # the tenants endpoints do not resolve an alias
+            alias = self.retry(
+                f"reading alias {name}", lambda: self.client.alias.get(alias_name=name)
+            )
+            name = alias.collection if alias is not None else name
         tenants = self.client.collections.use(name).tenants
 
         def _ensure() -> None:

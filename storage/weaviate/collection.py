@@ -3,6 +3,9 @@
 :func:`ensure_collection` is what ``WeaviateStore.ensure_schema`` runs: it creates a
 missing collection with this chunkweave's layout, and reads what an existing one has
 (:class:`Layout`), refusing one made for another embedder or by a newer chunkweave.
+With ``WeaviateConfig.versioned`` (the default) a new store is generation 1 behind an
+alias (:mod:`.alias`), and a plain collection of an older chunkweave is adopted as
+generation 0.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError
 from chunkweave.storage.values import EmbedderIdentity
+from chunkweave.storage.weaviate.alias import IndexCatalog
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import (
     CHUNK_PROPERTIES,
@@ -46,6 +50,69 @@ class Layout(NamedTuple):
     regions: bool
 
 
+#: What a worker or app with the wrong embedder is told to run.
+REINDEX_HINT = (
+    "to move the store to this embedder without downtime run `chunkweave reindex` "
+    "(with this embedder configured), or configure the embedder the collection was built with"
+)
+
+
+def create_chunk_collection(
+    session: WeaviateSession, name: str, identity: EmbedderIdentity
+) -> None:
+    """Create chunk collection ``name`` with this chunkweave's layout for ``identity``."""
+    cfg = session.cfg
+    session.client.collections.create(
+        name,
+        description=identity_description(identity),
+        properties=collection_properties(cfg.keyword_index),
+        vector_config=Configure.Vectors.self_provided(
+            vector_index_config=Configure.VectorIndex.hnsw(
+                ef_construction=cfg.hnsw_ef_construction,
+                max_connections=cfg.hnsw_max_connections,
+                ef=cfg.hnsw_ef,
+                dynamic_ef_min=cfg.hnsw_dynamic_ef_min,
+            )
+        ),
+        multi_tenancy_config=session.multi_tenancy(),
+    )
+
+
+def serving(session: WeaviateSession) -> str | None:
+    """Return the collection the configured name serves now (``None`` when not versioned)."""
+    if not session.cfg.versioned:
+        return None
+    catalog = IndexCatalog(session)
+    return catalog.alias_target(catalog.alias) or catalog.alias
+
+
+def ensure_versioned(session: WeaviateSession, identity: EmbedderIdentity) -> str | None:
+    """Make sure the configured name serves a collection; return the collection it serves.
+
+    Nothing there: generation 1 is created behind the alias (and the ledger's alias).
+    A plain collection (an older chunkweave's): recorded as adopted generation 0.
+    ``None`` when ``versioned`` is off (the name is used as a plain collection).
+    """
+    if not session.cfg.versioned:
+        return None
+    catalog = IndexCatalog(session)
+    target = catalog.alias_target(catalog.alias)
+    if target is not None:
+        return target
+    if catalog.is_plain(catalog.alias):
+        catalog.ensure()
+        recorded = parse_identity(
+            session.client.collections.use(catalog.alias).config.get(simple=True).description
+        )
+        if recorded is not None:
+            catalog.adopt(recorded)
+        return catalog.alias
+    version = catalog.create_first(
+        identity, lambda name: create_chunk_collection(session, name, identity)
+    )
+    return version.collection
+
+
 def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> Layout:
     """Create the chunk collection if missing; refuse one it cannot safely use.
 
@@ -60,8 +127,8 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
     slower; versions 1 and 2 have no ``regions`` property, so chunks are written
     and searched there without their source regions (:attr:`Layout.regions` is off;
     the schema is never changed in place, and adding the property would give regions
-    only to chunks written from then on). Migration: ingest into a new collection
-    (``CHUNKWEAVE_WEAVIATE__COLLECTION``), then delete the old one.
+    only to chunks written from then on). Migration: ``chunkweave reindex`` builds the next version
+    alongside and switches the alias to it (:mod:`chunkweave.storage.reindex`).
     """
     cfg = session.cfg
     collections = session.client.collections
@@ -69,20 +136,7 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
 
     def _ensure() -> tuple[int | None, bool, bool]:
         if not collections.exists(name):
-            collections.create(
-                name,
-                description=identity_description(identity),
-                properties=collection_properties(cfg.keyword_index),
-                vector_config=Configure.Vectors.self_provided(
-                    vector_index_config=Configure.VectorIndex.hnsw(
-                        ef_construction=cfg.hnsw_ef_construction,
-                        max_connections=cfg.hnsw_max_connections,
-                        ef=cfg.hnsw_ef,
-                        dynamic_ef_min=cfg.hnsw_dynamic_ef_min,
-                    )
-                ),
-                multi_tenancy_config=session.multi_tenancy(),
-            )
+            create_chunk_collection(session, name, identity)
             return SCHEMA_VERSION, cfg.keyword_index, True
         config = collections.use(name).config.get(simple=True)
         recorded = parse_identity(config.description)
@@ -94,8 +148,7 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
         if recorded != identity:
             raise EmbedderMismatchError(
                 f"collection {name!r} holds vectors from {recorded}, but the configured "
-                f"embedder is {identity}; use another collection name "
-                "(CHUNKWEAVE_WEAVIATE__COLLECTION) or delete the collection first"
+                f"embedder is {identity}; {REINDEX_HINT}"
             )
         keyword = any(
             p.index_searchable and p.name in KEYWORD_PROPERTIES for p in config.properties
@@ -108,6 +161,7 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
         return parse_schema_version(config.description), keyword, regions
 
     try:
+        ensure_versioned(session, identity)
         version, keyword_index, regions = session.retry(f"creating collection {name}", _ensure)
         session.ensure_tenant(name)
     except WeaviateBaseError as err:
@@ -124,8 +178,8 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
             lacks.append("slower writes (extra indexes, HNSW defaults)")
         log.warning(
             "collection %r has chunk schema version %d (this chunkweave writes %d): it "
-            "works, with %s; to migrate, ingest into a new collection "
-            "(CHUNKWEAVE_WEAVIATE__COLLECTION), then delete the old one",
+            "works, with %s; to migrate, run `chunkweave reindex` (it builds a new collection "
+            "alongside and switches the alias to it)",
             name,
             layout.schema_version,
             SCHEMA_VERSION,

@@ -28,7 +28,7 @@ from chunkweave.storage.metadata import HAS_ACL, META_SHA1
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
-from chunkweave.storage.weaviate.collection import ensure_collection
+from chunkweave.storage.weaviate.collection import ensure_collection, serving
 from chunkweave.storage.weaviate.grpc_batch import Pending
 from chunkweave.storage.weaviate.ledger import WeaviateLedger
 from chunkweave.storage.weaviate.schema import (
@@ -82,6 +82,10 @@ class WeaviateStore:
         #: Whether the collection stores source regions (read by :meth:`ensure_schema`).
         self.regions = True
         self._tenants: dict[str, WeaviateStore] = {}
+        #: The collection the configured name served at :meth:`ensure_schema` (an
+        #: alias's target), and when :meth:`stale` last looked.
+        self.serves: str | None = None
+        self._looked = 0.0
 
     @classmethod
     def open(cls, cfg: WeaviateConfig, identity: EmbedderIdentity) -> WeaviateStore:
@@ -121,6 +125,22 @@ class WeaviateStore:
             self.session, self.identity
         )
         add_missing_properties(self.session, metadata_properties(self.cfg.metadata))
+        self.serves = serving(self.session)
+        self._looked = time.monotonic()
+
+    def stale(self, every_s: float = 0.5) -> bool:
+        """Whether the alias now serves another collection than at :meth:`ensure_schema`.
+
+        Looks at most every ``every_s`` seconds (one alias read); a worker rebuilds its
+        pipeline when this turns true (``chunkweave reindex`` switched the alias).
+        """
+        if self.serves is None or time.monotonic() - self._looked < every_s:
+            return False
+        self._looked = time.monotonic()
+        try:
+            return serving(self.session) != self.serves
+        except StoreError:
+            return False  # unreachable now: the next write reports it
 
     def for_tenant(self, tenant: str) -> WeaviateStore:
         """Return this store scoped to ``tenant`` (created on first use), same client.

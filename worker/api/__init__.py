@@ -13,6 +13,7 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
 - ``GET /jobs/{id}`` (``?docs=false`` to omit documents), ``GET /jobs?status=&limit=&cursor=``
   (pages: follow ``next_cursor``).
 - ``DELETE /documents/{doc_id}``: enqueue removal of a document; returns its job id.
+- ``POST /reindex``, ``GET /reindex``: a reindex on the workers (:mod:`.reindex`).
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
 - ``GET /ui``: the dashboard (jobs, documents, stage timings, inspector views); see
   :mod:`.ui` (same token, signed in once with it).
@@ -36,6 +37,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
 from chunkweave.worker.api.limits import BodyLimit
+from chunkweave.worker.api.reindex import router as reindex_router
 from chunkweave.worker.api.routes import router
 from chunkweave.worker.api.ui import close_store, ui_router
 from chunkweave.worker.enqueue import Enqueuer
@@ -79,6 +81,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = registry
     app.include_router(router)
     app.include_router(ui_router)
+    app.include_router(reindex_router)
     return app
 
 

@@ -31,6 +31,7 @@ _COMMANDS = {
     "backfill": "chunkweave.worker.cli.service",
     "status": "chunkweave.worker.cli.service",
     "api": "chunkweave.worker.cli.service",
+    "reindex": "chunkweave.worker.cli.reindex",
 }
 
 

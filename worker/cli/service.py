@@ -60,6 +60,12 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 
     settings = _service_settings()
     redis_url(settings)  # fail early and clearly without a broker
+    from chunkweave.worker.reindex import ReindexRefusedError, check_embedder
+
+    try:
+        check_embedder(settings)  # a model the live collection was not built with
+    except ReindexRefusedError as err:
+        raise click.ClickException(str(err)) from err
     argv = [
         "worker", "--pool", "prefork", "--loglevel", loglevel,
         "-Q", queues or settings.queue, "--without-gossip", "--without-mingle",
@@ -302,6 +308,10 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
         for j in jobs:
             when = datetime.fromtimestamp(j.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
             click.echo(f"{j.id}  {when}  {_summary(j)}")
+        from chunkweave.worker.reindex import status_lines
+
+        for line in status_lines(store.r):
+            click.echo(line)
         return
     job = store.get(job_id, with_docs=True)
     if job is None:

@@ -7,6 +7,7 @@
 - :mod:`.slices`: a big document's chunks embedded and written in slices, then committed.
 - :mod:`.parts`: the Redis parts-join protocol both halves of a fan-out use.
 - :mod:`.notify`: the completion webhook.
+- :mod:`.reindex`: a document written into a reindex's target version; the reindex's steps.
 """
 
 #: Modules the Celery app loads so that workers know every task.
@@ -15,4 +16,5 @@ TASK_MODULES = (
     "chunkweave.worker.tasks.fanout",
     "chunkweave.worker.tasks.slices",
     "chunkweave.worker.tasks.notify",
+    "chunkweave.worker.tasks.reindex",
 )
