@@ -189,3 +189,48 @@ def test_dry_run_plans_reused_and_embedded_vectors_and_writes_nothing(weaviate_c
         assert [v.state for v in rx.versions(settings)] == ["live"]  # nothing recorded
     finally:
         _drop(weaviate_cfg)
+
+
+def test_reindex_replays_each_documents_metadata_and_acl(weaviate_cfg, tmp_path):
+    """What the live ledger records of a document (its caller metadata) reaches the target."""
+    from chunkweave.storage.metadata import MetadataConfig
+
+    cfg = weaviate_cfg.model_copy(update={"metadata": MetadataConfig(fields={"version": "string"})})
+    doc = sectioned_docx(tmp_path / "m.docx", SIZES)
+    embedder = CountingEmbedder()
+    settings = Settings(weaviate=cfg, chunking=A)
+    meta = {"acl": ["team-x"], "version": "3"}
+    try:
+        pipe = Pipeline(store=WeaviateStore.open(cfg, ID16), embedder=embedder, chunk_opts=A)
+        try:
+            assert pipe.ingest(doc, metadata=meta).status == "added"
+        finally:
+            pipe.close()
+        live, target = new_target(settings, embedder, B)
+        reindexer, live_ledger, _ = open_reindexer(settings, target.collection, embedder)
+        entry = live_ledger.get(doc_id_for(str(doc.resolve())))
+        assert entry is not None and entry.metadata == meta
+        assert reindexer.reindex(doc, entry).status == "added"
+        reindexer.close()
+        switch(cfg, target)
+        store = WeaviateStore.open(cfg, ID16)
+        try:
+            assert store.serves == target.collection
+            entry_b = store.open_ledger().get(entry.doc_id)
+            assert entry_b is not None and entry_b.metadata == meta
+            vector = embedder.embed_query("section")
+
+            def hits(**kw: object) -> list:
+                request = SearchRequest(query="section", vector=vector, k=10, **kw)
+                return store.search(request)
+
+            assert hits(principals=("team-x",))
+            assert not hits(principals=("team-y",))
+            from chunkweave.storage.filters import Condition
+
+            assert hits(where=(Condition("version", "equal", "3"),))
+            assert not hits(where=(Condition("version", "equal", "2"),))
+        finally:
+            store.close()
+    finally:
+        _drop(cfg)

@@ -41,7 +41,8 @@ def _current(live: LedgerEntry, target: LedgerEntry) -> bool:
     if target.status != "ok":
         return False
     if target.doc_sha1 == live.doc_sha1:
-        return True
+        # Same file: current unless the caller's metadata changed since (a retag).
+        return target.meta_sha1 == live.meta_sha1
     # The target read a newer file than the live store holds: it is ahead, not behind.
     return bool(target.updated_at and live.updated_at and target.updated_at > live.updated_at)
 

@@ -53,22 +53,25 @@ class Reindexer:
     def reindex(self, path: str | Path, entry: LedgerEntry) -> DocOutcome:
         """Write the document ``entry`` records (read from ``path``) into the target.
 
-        The whole ledger record is the replay's input: its ``source`` and ``doc_id``
-        today; what else a ledger entry carries (caller metadata, tenant) is passed to
-        the target's ingest here. Raises ``OSError`` for an unreadable file and
-        ``StoreError`` when a store cannot be reached; a bad document is a ``failed``
-        outcome recorded in the target's ledger.
+        The whole ledger record is the replay's input: its ``source``, ``doc_id``,
+        caller ``metadata`` and ``tenant`` go to the target's ingest as they are.
+        Raises ``OSError`` for an unreadable file and ``StoreError`` when a store cannot
+        be reached; a bad document is a ``failed`` outcome recorded in the target's
+        ledger.
         """
         started = time.monotonic()
         source, doc_id = entry.source, entry.doc_id
-        skip = self.target.check_unchanged(path, source=source, doc_id=doc_id)
+        metadata, tenant = entry.metadata or None, entry.tenant
+        skip = self.target.check_unchanged(
+            path, source=source, doc_id=doc_id, metadata=metadata, tenant=tenant
+        )
         if skip is not None:
             return skip
         t0 = time.monotonic()
         try:
             doc = parse_document(path, self.target.parse_opts)
         except ParseError as err:
-            self.target.record_failed(doc_id, source, err.code, str(err))
+            self.target.record_failed(doc_id, source, err.code, str(err), tenant=tenant)
             return DocOutcome(
                 source=source,
                 doc_id=doc_id,
@@ -91,7 +94,9 @@ class Reindexer:
             )
         t2 = time.monotonic()
         try:
-            outcome = self.target.ingest_parsed(doc, source=source, doc_id=doc_id)
+            outcome = self.target.ingest_parsed(
+                doc, source=source, doc_id=doc_id, metadata=metadata, tenant=tenant
+            )
         finally:
             self.cache.clear()
         # ``cache``: chunking the document as the live version did, reading its vectors.

@@ -157,11 +157,12 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
         have = {p.name for p in config.properties}
         for prop in CHUNK_PROPERTIES:
             if prop.name in ADDED_IN_PLACE and prop.name not in have:
-                collections.use(name).config.add_property(prop)
+                # Schema changes do not follow an alias: the collection it serves.
+                collections.use(served or name).config.add_property(prop)
         return parse_schema_version(config.description), keyword, regions
 
     try:
-        ensure_versioned(session, identity)
+        served = ensure_versioned(session, identity)
         version, keyword_index, regions = session.retry(f"creating collection {name}", _ensure)
         session.ensure_tenant(name)
     except WeaviateBaseError as err:

@@ -124,8 +124,10 @@ class WeaviateStore:
         self.schema_version, self.keyword_index, self.regions = ensure_collection(
             self.session, self.identity
         )
-        add_missing_properties(self.session, metadata_properties(self.cfg.metadata))
         self.serves = serving(self.session)
+        add_missing_properties(
+            self.session, metadata_properties(self.cfg.metadata), collection=self.serves
+        )
         self._looked = time.monotonic()
 
     def stale(self, every_s: float = 0.5) -> bool:

@@ -66,13 +66,16 @@ def check_tenancy(session: WeaviateSession) -> None:
         )
 
 
-def add_missing_properties(session: WeaviateSession, props: Sequence[Property]) -> None:
+def add_missing_properties(
+    session: WeaviateSession, props: Sequence[Property], collection: str | None = None
+) -> None:
     """Add those of ``props`` the chunk collection lacks (an existing one; never changed).
 
-    A property that exists with another type is refused: its stored values would
-    not be what the config declares.
+    ``collection``: the collection the configured name serves when it is an alias
+    (schema changes do not follow an alias). A property that exists with another
+    type is refused: its stored values would not be what the config declares.
     """
-    name = session.cfg.collection
+    name = collection or session.cfg.collection
     collections = session.client.collections
 
     def _add() -> None:
