@@ -36,6 +36,7 @@ ROWSPAN = "row_span_1.pdf"
 S0324 = "12s0324.pdf"
 SPAN = "spanning_cells.pdf"
 MULTI = "multiple_tables.pdf"
+CW2 = "clockwise_table_2.pdf"
 MAINT = "maint-guide.ja.pdf"
 PUFF = "020806.pdf"
 PIARC = "125619.pdf"
@@ -50,7 +51,8 @@ ABY = "AbyssinicaSILFontFeatures.pdf"
 # Skipped draws (kept out, in draw order): c5, c16, c23 (the drawn row has no key cell:
 # it is a header row), c20 (same cell as c15 after the uniqueness replacement); s11
 # (a second "Austroads" bookmark on page 11: its title is found where s5's is, so its
-# text is s5's).
+# text is s5's); c29 (added 2026-12-03: the drawn cell "Total GMC Enrollment" is the
+# label of a totals row, not a value a question can ask for).
 QUESTIONS: list[tuple[str, str, str, str, str]] = [
     # --- table cells, draws c0..c25 in order --------------------------------------------
     (
@@ -353,6 +355,104 @@ QUESTIONS: list[tuple[str, str, str, str, str]] = [
         "heading",
         "アップストリームのバグを修正したら、どのコマンドでパッチとして登録しますか？",
         "dquilt コマンドを使ってfix-gentoo-target.patch として登録しましょう",
+    ),
+    # --- table cells, draws c26..c39 in order (added 2026-12-03, before any scoring) ------
+    (
+        "c26",
+        CW2,
+        "table",
+        "Among women with 3 children and no sons, what percentage currently use any "
+        "contraceptive method?",
+        "74.7",
+    ),
+    (
+        "c27",
+        CW2,
+        "table",
+        "What percentage of women in the fourth wealth index group use any modern contraceptive "
+        "method?",
+        "52.3",
+    ),
+    (
+        "c28",
+        HEALTH,
+        "table",
+        "What is Meghalaya's total budget for medical & public health and family welfare?",
+        "3,971,614",
+    ),
+    (
+        "c30",
+        ACW,
+        "table",
+        "How many individuals in Tamil Nadu had a nutritional assessment in 1988-90?",
+        "10217",
+    ),
+    (
+        "c31",
+        S0324,
+        "table",
+        "How many females were arrested for larceny-theft in 2009 (in thousands)?",
+        "471.3",
+    ),
+    (
+        "c32",
+        BG,
+        "table",
+        "How many persons in total were tested for HIV by the Red Ribbon Express (RRE-II)?",
+        "10,644",
+    ),
+    (
+        "c33",
+        EU,
+        "table",
+        "By how many percentage points did Austria's five-firm concentration ratio for food "
+        "retailing change in recent years?",
+        "+14",
+    ),
+    (
+        "c34",
+        US18,
+        "table",
+        "What is the projected number of public high school graduates in South Carolina in "
+        "2012–13?",
+        "39,960",
+    ),
+    (
+        "c35",
+        CW2,
+        "table",
+        "Among women with 3 children including one or more sons, what percentage currently use "
+        "any contraceptive method?",
+        "85.0",
+    ),
+    (
+        "c36",
+        ACW,
+        "table",
+        "How many adult men in Tamil Nadu were covered for fasting blood sugar in 2011-12?",
+        "1119",
+    ),
+    (
+        "c37",
+        S0324,
+        "table",
+        "How many males were arrested for larceny-theft in 2009 (in thousands)?",
+        "608.8",
+    ),
+    (
+        "c38",
+        EU,
+        "table",
+        "What is the source of Finland's five-firm concentration ratio for food retailing?",
+        "Nielson, Finland, 1997",
+    ),
+    (
+        "c39",
+        EU,
+        "table",
+        "Over what period was the change in Sweden's five-firm food retailing concentration "
+        "measured?",
+        "1985-96",
     ),
 ]
 
