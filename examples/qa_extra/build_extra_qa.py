@@ -37,6 +37,7 @@ S0324 = "12s0324.pdf"
 SPAN = "spanning_cells.pdf"
 MULTI = "multiple_tables.pdf"
 CW2 = "clockwise_table_2.pdf"
+QMF = "027613.pdf"
 MAINT = "maint-guide.ja.pdf"
 PUFF = "020806.pdf"
 PIARC = "125619.pdf"
@@ -453,6 +454,182 @@ QUESTIONS: list[tuple[str, str, str, str, str]] = [
         "Over what period was the change in Sweden's five-firm food retailing concentration "
         "measured?",
         "1985-96",
+    ),
+    # --- table cells of the long manual 027613.pdf, draws m0..m23 of draws_manual.json -----
+    # (draw_manual_cells.py; added 2026-12-03 before any scoring). Skipped: m1 (find_tables
+    # merged the page-13 example's columns into one cell: no key or header to ask by).
+    (
+        "m0",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1400P supply for the GEAR "
+        "product?",
+        "OIL",
+    ),
+    (
+        "m2",
+        QMF,
+        "table",
+        "In the QMF sample table Q.SUPPLIER, what is the street address of supplier account 1300S?",
+        "40025 EASTLAND",
+    ),
+    (
+        "m3",
+        QMF,
+        "table",
+        "In the QMF sample table Q.SUPPLIER, what is the zip code of supplier account 1200S?",
+        "87050",
+    ),
+    (
+        "m4",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1100P supply for the RELAY "
+        "product?",
+        "PLASTIC",
+    ),
+    (
+        "m5",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 450?",
+        "PAUL",
+    ),
+    (
+        "m6",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1400P supply for the "
+        "GENERATOR product?",
+        "MAGNETS",
+    ),
+    (
+        "m7",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 490?",
+        "PIERRE",
+    ),
+    (
+        "m8",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, what is the project number of the steel part supplier "
+        "1100P supplies for the WRENCHSET?",
+        "1520",
+    ),
+    (
+        "m9",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PRODUCTS, what is the name of product number 450?",
+        "CHISEL",
+    ),
+    (
+        "m10",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1300S supply for the RELAY "
+        "product?",
+        "COPPER",
+    ),
+    (
+        "m11",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PRODUCTS, what is the name of product number 330?",
+        "HAMMER",
+    ),
+    (
+        "m12",
+        QMF,
+        "table",
+        "With QMF's LIST command, what do you enter to list the objects another user owns and "
+        "shares with you?",
+        "LIST objecttype (OWNER=userid",
+    ),
+    (
+        "m13",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1400P supply for the MOTOR "
+        "product?",
+        "VALVES",
+    ),
+    (
+        "m14",
+        QMF,
+        "table",
+        "In QMF's table of TIME formats, what is the example time in JIS format?",
+        "13:25:10",
+    ),
+    (
+        "m15",
+        QMF,
+        "table",
+        "In the QMF sample table Q.APPLICANT, what comment was made about applicant 470?",
+        "EXPERIENCED SALESMAN",
+    ),
+    (
+        "m16",
+        QMF,
+        "table",
+        "In the QMF sample table Q.APPLICANT, what comment was made about applicant 420?",
+        "OFFER SALES POSITION",
+    ),
+    (
+        "m17",
+        QMF,
+        "table",
+        "In the QMF sample table Q.SUPPLIER, in which city is supplier account 1400P located?",
+        "JOLIET",
+    ),
+    (
+        "m18",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 480?",
+        "DIANE",
+    ),
+    (
+        "m19",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 400?",
+        "RICHARD",
+    ),
+    (
+        "m20",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PRODUCTS, what is the name of product number 20?",
+        "SWITCH",
+    ),
+    (
+        "m21",
+        QMF,
+        "table",
+        "In QMF's table of DATE formats, what is the example date in USA format?",
+        "12/15/1998",
+    ),
+    (
+        "m22",
+        QMF,
+        "table",
+        "In the QMF sample table Q.APPLICANT, what comment was made about applicant 450?",
+        "GOOD CLERICAL BACKGROUND",
+    ),
+    (
+        "m23",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1200S supply for the "
+        "GENERATOR product?",
+        "WIRE",
     ),
 ]
 
