@@ -87,6 +87,16 @@ def _one_line(cell: str) -> str:
     return " ".join(cell.split())
 
 
+#: A cell drawn with rule characters only ("------", "====="): a ruling, not a value.
+_RULE_CELL = re.compile(r"^[-=_–—~+|.:\s]{3,}$")
+
+
+def _value(cell: str) -> str:
+    """Return the cell on one line, or "" when it is only a drawn rule."""
+    text = _one_line(cell)
+    return "" if _RULE_CELL.match(text) else text
+
+
 def column_labels(rows: Sequence[Sequence[str]], header_rows: int) -> tuple[str, ...]:
     """Return each column's label: its header cells, distinct, joined with `` / ``.
 
@@ -108,11 +118,13 @@ def column_labels(rows: Sequence[Sequence[str]], header_rows: int) -> tuple[str,
 def row_line(labels: Sequence[str], row: Sequence[str]) -> str:
     """Serialise one data row as ``Label: value; Label: value`` (empty cells left out).
 
+    Cells that are only a drawn rule ("------" under a header) count as empty.
+
     A cell under an empty label is its value alone. Without any labels (a table with
     no header rows) the row's first filled cell is the label of the rest
     (``key: value; value``), as in a two-column key/value table.
     """
-    cells = [_one_line(c) for c in row]
+    cells = [_value(c) for c in row]
     if not any(labels):
         filled = [c for c in cells if c]
         if len(filled) < 2:

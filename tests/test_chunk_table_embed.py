@@ -126,3 +126,11 @@ def test_every_piece_fits_and_keeps_the_text_contract(doc, embed: str, limit: in
 def test_unknown_serialisation_is_refused() -> None:
     with pytest.raises(ValueError, match="table_embed"):
         ChunkOptions(table_embed="csv")  # type: ignore[arg-type]
+
+
+def test_rule_cells_are_not_values() -> None:
+    # a text table's dashed line under its header says nothing: its line is empty
+    rows = (("ID", "NAME"), ("----", "------"), ("400", "FROMMHERZ"))
+    assert row_lines(rows, 1) == ("", "ID: 400; NAME: FROMMHERZ")
+    assert row_line(("A", "B"), ("-1", "x")) == "A: -1; B: x"  # a negative number stays
+    assert row_line(("A", "B"), ("–", "x")) == "A: –; B: x"  # so does a dash for "none"
