@@ -40,7 +40,7 @@ class Budget:
 
     def __post_init__(self) -> None:
         """Start the run's tables on the same meter."""
-        self.tables = Tables(self.meter)
+        self.tables = Tables(self.meter, self.opts.table_embed)
 
     @property
     def max_tokens(self) -> int:

@@ -255,10 +255,12 @@ def join_pieces(pieces: tuple[Piece, ...]) -> str:
 def _render_table(part: TablePart, budget: Budget, measure: bool) -> Rendered:
     unit = part.table
     tables = budget.tables
-    text, markdown, html = tables.render_part(part, budget.opts.table_format)
-    embed_text = budget.embed_text(text, unit.path, unit.caption)
+    fmt = budget.opts.table_format
+    text, markdown, html = tables.render_part(part, fmt)
+    body = tables.embed_body(part, fmt)  # ``text`` itself unless ``table_embed`` says rows
+    embed_text = budget.embed_text(body, unit.path, unit.caption)
     meter = budget.meter
-    estimate = _estimate(meter, embed_text, text, tables.part_cost(part, budget.opts.table_format))
+    estimate = _estimate(meter, embed_text, body, tables.embed_cost(part, fmt))
     orders = {unit.element.order}
     if unit.caption_order is not None:
         orders.add(unit.caption_order)

@@ -22,8 +22,11 @@ def chunker_fingerprint(opts: ChunkOptions, counter_name: str) -> str:
     ``opts`` should be resolved (see :func:`chunkweave.chunking.api.resolve_options`) so the
     fingerprint records the actual token budget.
     """
+    # ``table_embed`` changes only table chunks' ``embed_text``, which their content
+    # key (and so their ID) already covers: left out, so prose chunks keep their IDs.
+    options = opts.model_dump(mode="json", exclude={"table_embed"})
     payload = json.dumps(
-        {"options": opts.model_dump(mode="json"), "counter": counter_name},
+        {"options": options, "counter": counter_name},
         sort_keys=True,
         separators=(",", ":"),
     )

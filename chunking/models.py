@@ -23,6 +23,8 @@ Strategy = Literal[
 SectionMerge = Literal["parent", "listed", "never"]
 ChunkType = Literal["text", "table", "list", "code", "formula", "figure", "section"]
 TableFormat = Literal["markdown", "html"]
+#: What a table chunk embeds (see ``ChunkOptions.table_embed``).
+TableEmbed = Literal["text", "rows", "both"]
 
 
 class TokenCounter(Protocol):
@@ -69,6 +71,13 @@ class ChunkOptions(BaseModel):
     line (and in ``Chunk.section_headings``); ``never`` merges no section that has a
     heading of its own with a sibling (empty headings still join their neighbour).
     The ``faq`` strategy never merges, whatever this says.
+
+    ``table_embed`` says what a table chunk's ``embed_text`` holds after the context
+    line (heading path, caption): ``text``, its stored text (the ``table_format``
+    rendering); ``rows``, one line per row, ``Column: value; Column: value``
+    (:func:`chunkweave.chunking.tables.row_lines`); ``both``, the stored text then
+    the rows. ``text`` stays Markdown (or HTML) whatever this says. ``rows`` is the
+    default: it ranked table cells best in ``chunkweave eval`` (issue 26).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -83,6 +92,7 @@ class ChunkOptions(BaseModel):
     heading_level: int | None = Field(default=None, ge=1)
     stride_tokens: int | None = Field(default=None, gt=0)
     table_format: TableFormat = "markdown"
+    table_embed: TableEmbed = "rows"
     contextualize: bool = True
     include_furniture: bool = False
     parent_chunks: bool = False

@@ -5,6 +5,11 @@ consecutive data rows, each repeating the header row(s). The caption is part of 
 first piece's text and of every piece's embed text (see :mod:`chunkweave.chunking.context`).
 Table chunks never contain prose.
 
+What a piece embeds after its context line is ``ChunkOptions.table_embed``: its
+stored text (Markdown or HTML), its rows serialised one per line as
+``Column: value; Column: value`` (:func:`row_lines`), or both. A piece is sized so
+that both its stored text and its embed text fit.
+
 Row groups never cut a row. Only a single data row that alone (with the header
 rows and caption) exceeds the hard limit is cut between words, by
 :mod:`chunkweave.chunking.emit`; those fragments share the row's ``table_row_start``/``end``
@@ -16,12 +21,13 @@ is derived once per chunking run, by that run's :class:`Tables`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from chunkweave.chunking.context import context_lines
 from chunkweave.chunking.ids import sha1_hex
-from chunkweave.chunking.models import TableFormat
+from chunkweave.chunking.models import TableEmbed, TableFormat
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft, TablePart, TableUnit, Unit
 from chunkweave.parsers.elements import html_rows, markdown_lines, table_text, table_to_markdown
@@ -70,6 +76,102 @@ def _greedy_starts(
             room = min(rooms[1], cap)
         used += cost
     return starts
+
+
+#: Between a column's label and its value, and between the cells of a serialised row.
+LABEL_SEPARATOR = ": "
+CELL_SEPARATOR = "; "
+
+
+def _one_line(cell: str) -> str:
+    return " ".join(cell.split())
+
+
+#: A cell drawn with rule characters only ("------", "====="): a ruling, not a value.
+_RULE_CELL = re.compile(r"^[-=_–—~+|.:\s]{3,}$")
+
+
+def _value(cell: str) -> str:
+    """Return the cell on one line, or "" when it is only a drawn rule."""
+    text = _one_line(cell)
+    return "" if _RULE_CELL.match(text) else text
+
+
+def column_labels(rows: Sequence[Sequence[str]], header_rows: int) -> tuple[str, ...]:
+    """Return each column's label: its header cells, distinct, joined with `` / ``.
+
+    As the Markdown header line joins several header rows (a spanning "2011-12" over
+    "Men" gives "2011-12 / Men"). Empty labels for a table without header rows.
+    """
+    width = max((len(r) for r in rows), default=0)
+    labels: list[str] = []
+    for col in range(width):
+        parts: list[str] = []
+        for row in rows[:header_rows]:
+            cell = _one_line(row[col]) if col < len(row) else ""
+            if cell and cell not in parts:
+                parts.append(cell)
+        labels.append(" / ".join(parts))
+    return tuple(labels)
+
+
+def row_line(labels: Sequence[str], row: Sequence[str]) -> str:
+    """Serialise one data row as ``Label: value; Label: value`` (empty cells left out).
+
+    Cells that are only a drawn rule ("------" under a header) count as empty.
+
+    A cell under an empty label is its value alone. Without any labels (a table with
+    no header rows) the row's first filled cell is the label of the rest
+    (``key: value; value``), as in a two-column key/value table.
+    """
+    cells = [_value(c) for c in row]
+    if not any(labels):
+        filled = [c for c in cells if c]
+        if len(filled) < 2:
+            return "".join(filled)
+        return filled[0] + LABEL_SEPARATOR + CELL_SEPARATOR.join(filled[1:])
+    parts = []
+    for col, cell in enumerate(cells):
+        if not cell:
+            continue
+        label = labels[col] if col < len(labels) else ""
+        parts.append(f"{label}{LABEL_SEPARATOR}{cell}" if label and label != cell else cell)
+    return CELL_SEPARATOR.join(parts)
+
+
+def row_lines(rows: Sequence[Sequence[str]], header_rows: int) -> tuple[str, ...]:
+    """Return one :func:`row_line` per data row (after the ``header_rows``), in order.
+
+    An empty row gives an empty line (kept, so line ``i`` is data row ``i``). A table
+    with no header rows whose first row reads as one (:func:`_header_like`) takes
+    its labels from that row, as its Markdown does; that row is then serialised
+    plainly, its cells joined.
+    """
+    labels = column_labels(rows, header_rows)
+    if not header_rows and rows and _header_like(rows[0]):
+        labels = column_labels(rows, 1)
+        first = CELL_SEPARATOR.join(_one_line(c) for c in rows[0])
+        return (first, *(row_line(labels, row) for row in rows[1:]))
+    return tuple(row_line(labels, row) for row in rows[header_rows:])
+
+
+_NUMERIC = re.compile(r"^[\W\d_]*\d[\W\d_]*$")
+
+
+def _header_like(row: Sequence[str]) -> bool:
+    """Tell whether an unlabelled first row reads as column labels.
+
+    Three or more cells, every one filled and none a number or mark: a two-column
+    table without a header is a key/value list (see :func:`row_line`).
+    """
+    cells = [_one_line(c) for c in row]
+    return len(cells) >= 3 and all(
+        c and not _NUMERIC.match(c) and any(ch.isalpha() for ch in c) for c in cells
+    )
+
+
+def _join_rows(lines: Sequence[str]) -> str:
+    return "\n".join(line for line in lines if line)
 
 
 def split_part(part: TablePart) -> tuple[TablePart, TablePart] | None:
@@ -157,6 +259,9 @@ class _Memo:
     #: Rendered bodies by ``(row_start, row_end, format)``: every stage that needs a
     #: part's text (fit check, costs, chunk fields) renders it only once.
     renders: dict[tuple[int, int, TableFormat], str] = field(default_factory=dict)
+    #: The serialised data rows (:func:`row_lines`) and each one's cost.
+    rows: tuple[str, ...] | None = None
+    row_costs: tuple[int, ...] | None = None
 
 
 class Tables:
@@ -167,9 +272,10 @@ class Tables:
     values, so an identity is never reused within the run). Costs use ``meter``.
     """
 
-    def __init__(self, meter: Meter) -> None:
-        """Start a run's tables, costed with ``meter``."""
+    def __init__(self, meter: Meter, embed: TableEmbed = "text") -> None:
+        """Start a run's tables, costed with ``meter``; pieces embed ``embed``."""
         self.meter = meter
+        self.embed = embed
         self._memos: dict[int, tuple[TableUnit, _Memo]] = {}
 
     def _memo(self, unit: TableUnit) -> _Memo:
@@ -201,13 +307,13 @@ class Tables:
         meter = self.meter
         data_count = len(unit.rows) - unit.header_rows
         whole = TablePart(unit, 0, data_count, first=True, whole=True)
-        if data_count <= 1 or self.part_cost(whole, fmt) <= budget:
+        if data_count <= 1 or self.size_cost(whole, fmt) <= budget:
             yield Draft(part=whole)
             return
         # Each data row is costed as it is rendered in the stored text (exact when the
         # counter is additive and parts are selections of the lines; else an estimate,
         # and a piece that turns out too large is halved later).
-        fixed, costs = self._line_costs(unit, self.lines(unit, fmt))
+        fixed, costs = self._sizing_costs(unit, fmt)
         caption_cost = meter.cost(unit.caption) if unit.caption else 0
         # First room: data-row tokens a piece can hold (the first piece also holds the caption).
         rooms = (budget - fixed - caption_cost, budget - fixed)
@@ -279,6 +385,57 @@ class Tables:
             memo.line_costs[lines.fmt] = found
         return found
 
+    def row_texts(self, unit: TableUnit) -> tuple[str, ...]:
+        """Return the table's :func:`row_lines` (computed once)."""
+        memo = self._memo(unit)
+        if memo.rows is None:
+            memo.rows = row_lines(unit.rows, unit.header_rows)
+        return memo.rows
+
+    def _row_costs(self, unit: TableUnit) -> tuple[int, ...]:
+        memo = self._memo(unit)
+        if memo.row_costs is None:
+            memo.row_costs = tuple(self.meter.cost(line) for line in self.row_texts(unit))
+        return memo.row_costs
+
+    def embed_body(self, part: TablePart, fmt: TableFormat) -> str:
+        """Return what the part embeds after its context line (see ``table_embed``)."""
+        if self.embed == "text":
+            return self.part_text(part, fmt)
+        rows = _join_rows(self.row_texts(part.table)[part.row_start : part.row_end])
+        if self.embed == "rows":
+            return rows
+        return f"{self.part_text(part, fmt)}\n{rows}" if rows else self.part_text(part, fmt)
+
+    def embed_cost(self, part: TablePart, fmt: TableFormat) -> int:
+        """Tokens of :meth:`embed_body` (summed from cached costs when that is exact)."""
+        if self.embed == "text":
+            return self.part_cost(part, fmt)
+        if not self.meter.additive:
+            return self.meter.cost(self.embed_body(part, fmt))
+        rows = sum(self._row_costs(part.table)[part.row_start : part.row_end])
+        return rows if self.embed == "rows" else rows + self.part_cost(part, fmt)
+
+    def size_cost(self, part: TablePart, fmt: TableFormat) -> int:
+        """Tokens the part needs: the larger of its stored text and its embed body."""
+        if self.embed == "text":
+            return self.part_cost(part, fmt)
+        return max(self.part_cost(part, fmt), self.embed_cost(part, fmt))
+
+    def _sizing_costs(self, unit: TableUnit, fmt: TableFormat) -> tuple[int, tuple[int, ...]]:
+        """Return the fixed and per-data-row costs that row groups are sized with.
+
+        Per row, the larger of its cost in the stored text and in the embed body
+        (which, with ``both``, holds the stored text's line too).
+        """
+        fixed, costs = self._line_costs(unit, self.lines(unit, fmt))
+        if self.embed == "text":
+            return fixed, costs
+        rows = self._row_costs(unit)
+        if self.embed == "rows":
+            return fixed, tuple(max(a, b) for a, b in zip(costs, rows, strict=True))
+        return fixed, tuple(a + b for a, b in zip(costs, rows, strict=True))
+
     def prefill(self, units: Iterable[Unit], fmt: TableFormat, title: str | None) -> None:
         """Count, in one batch, what sizing the tables of ``units`` will cost.
 
@@ -293,6 +450,8 @@ class Tables:
                 continue
             lines = self.lines(unit, fmt)
             texts.extend([*lines.head, lines.frame, *lines.data])
+            if self.embed != "text":
+                texts.extend(self.row_texts(unit))
             if not _summable(lines, meter):
                 whole = TablePart(unit, 0, len(unit.rows) - unit.header_rows, True, True)
                 texts.append(self.part_text(whole, fmt))
@@ -304,6 +463,10 @@ class Tables:
     def prefill_parts(self, parts: Iterable[TablePart], fmt: TableFormat) -> None:
         """Count, in one batch, the texts :meth:`part_cost` will need for ``parts``."""
         meter = self.meter
-        meter.prefill(
-            self.part_text(p, fmt) for p in parts if not _summable(self.lines(p.table, fmt), meter)
-        )
+        todo = list(parts)
+        texts = [
+            self.part_text(p, fmt) for p in todo if not _summable(self.lines(p.table, fmt), meter)
+        ]
+        if self.embed != "text" and not meter.additive:
+            texts += [self.embed_body(p, fmt) for p in todo]
+        meter.prefill(texts)

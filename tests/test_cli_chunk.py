@@ -97,3 +97,18 @@ def test_eval_names_the_bad_qa_line(sample: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "--qa", str(qa), "--docs", str(sample.parent)])
     assert result.exit_code == 1
     assert "qa.jsonl:2" in result.stderr
+
+
+def test_eval_compares_table_serialisations(sample: Path, tmp_path: Path) -> None:
+    qa = tmp_path / "qa.jsonl"
+    item = {"question": "How many legs does a spider have?", "evidence": "eight", "kind": "table"}
+    qa.write_text(json.dumps(item) + "\n")
+    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json"]
+    embeds = ["--table-embed", "text", "--table-embed", "rows"]
+    result = CliRunner().invoke(main, [*args, "--strategy", "elements", *embeds])
+    assert result.exit_code == 0, result.output
+    reports = json.loads(result.stdout)["reports"]
+    assert [r["strategy"] for r in reports] == ["elements/text", "elements/rows"]
+    assert all(r["evidence_in_chunks"] == 1 for r in reports)
+    bad = CliRunner().invoke(main, [*args, "--table-embed", "csv"])
+    assert bad.exit_code == 2 and "csv" in bad.stderr

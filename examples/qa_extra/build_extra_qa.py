@@ -36,6 +36,8 @@ ROWSPAN = "row_span_1.pdf"
 S0324 = "12s0324.pdf"
 SPAN = "spanning_cells.pdf"
 MULTI = "multiple_tables.pdf"
+CW2 = "clockwise_table_2.pdf"
+QMF = "027613.pdf"
 MAINT = "maint-guide.ja.pdf"
 PUFF = "020806.pdf"
 PIARC = "125619.pdf"
@@ -50,7 +52,8 @@ ABY = "AbyssinicaSILFontFeatures.pdf"
 # Skipped draws (kept out, in draw order): c5, c16, c23 (the drawn row has no key cell:
 # it is a header row), c20 (same cell as c15 after the uniqueness replacement); s11
 # (a second "Austroads" bookmark on page 11: its title is found where s5's is, so its
-# text is s5's).
+# text is s5's); c29 (added 2026-12-03: the drawn cell "Total GMC Enrollment" is the
+# label of a totals row, not a value a question can ask for).
 QUESTIONS: list[tuple[str, str, str, str, str]] = [
     # --- table cells, draws c0..c25 in order --------------------------------------------
     (
@@ -353,6 +356,280 @@ QUESTIONS: list[tuple[str, str, str, str, str]] = [
         "heading",
         "アップストリームのバグを修正したら、どのコマンドでパッチとして登録しますか？",
         "dquilt コマンドを使ってfix-gentoo-target.patch として登録しましょう",
+    ),
+    # --- table cells, draws c26..c39 in order (added 2026-12-03, before any scoring) ------
+    (
+        "c26",
+        CW2,
+        "table",
+        "Among women with 3 children and no sons, what percentage currently use any "
+        "contraceptive method?",
+        "74.7",
+    ),
+    (
+        "c27",
+        CW2,
+        "table",
+        "What percentage of women in the fourth wealth index group use any modern contraceptive "
+        "method?",
+        "52.3",
+    ),
+    (
+        "c28",
+        HEALTH,
+        "table",
+        "What is Meghalaya's total budget for medical & public health and family welfare?",
+        "3,971,614",
+    ),
+    (
+        "c30",
+        ACW,
+        "table",
+        "How many individuals in Tamil Nadu had a nutritional assessment in 1988-90?",
+        "10217",
+    ),
+    (
+        "c31",
+        S0324,
+        "table",
+        "How many females were arrested for larceny-theft in 2009 (in thousands)?",
+        "471.3",
+    ),
+    (
+        "c32",
+        BG,
+        "table",
+        "How many persons in total were tested for HIV by the Red Ribbon Express (RRE-II)?",
+        "10,644",
+    ),
+    (
+        "c33",
+        EU,
+        "table",
+        "By how many percentage points did Austria's five-firm concentration ratio for food "
+        "retailing change in recent years?",
+        "+14",
+    ),
+    (
+        "c34",
+        US18,
+        "table",
+        "What is the projected number of public high school graduates in South Carolina in "
+        "2012–13?",
+        "39,960",
+    ),
+    (
+        "c35",
+        CW2,
+        "table",
+        "Among women with 3 children including one or more sons, what percentage currently use "
+        "any contraceptive method?",
+        "85.0",
+    ),
+    (
+        "c36",
+        ACW,
+        "table",
+        "How many adult men in Tamil Nadu were covered for fasting blood sugar in 2011-12?",
+        "1119",
+    ),
+    (
+        "c37",
+        S0324,
+        "table",
+        "How many males were arrested for larceny-theft in 2009 (in thousands)?",
+        "608.8",
+    ),
+    (
+        "c38",
+        EU,
+        "table",
+        "What is the source of Finland's five-firm concentration ratio for food retailing?",
+        "Nielson, Finland, 1997",
+    ),
+    (
+        "c39",
+        EU,
+        "table",
+        "Over what period was the change in Sweden's five-firm food retailing concentration "
+        "measured?",
+        "1985-96",
+    ),
+    # --- table cells of the long manual 027613.pdf, draws m0..m23 of draws_manual.json -----
+    # (draw_manual_cells.py; added 2026-12-03 before any scoring). Skipped: m1 (find_tables
+    # merged the page-13 example's columns into one cell: no key or header to ask by).
+    (
+        "m0",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1400P supply for the GEAR "
+        "product?",
+        "OIL",
+    ),
+    (
+        "m2",
+        QMF,
+        "table",
+        "In the QMF sample table Q.SUPPLIER, what is the street address of supplier account 1300S?",
+        "40025 EASTLAND",
+    ),
+    (
+        "m3",
+        QMF,
+        "table",
+        "In the QMF sample table Q.SUPPLIER, what is the zip code of supplier account 1200S?",
+        "87050",
+    ),
+    (
+        "m4",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1100P supply for the RELAY "
+        "product?",
+        "PLASTIC",
+    ),
+    (
+        "m5",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 450?",
+        "PAUL",
+    ),
+    (
+        "m6",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1400P supply for the "
+        "GENERATOR product?",
+        "MAGNETS",
+    ),
+    (
+        "m7",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 490?",
+        "PIERRE",
+    ),
+    (
+        "m8",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, what is the project number of the steel part supplier "
+        "1100P supplies for the WRENCHSET?",
+        "1520",
+    ),
+    (
+        "m9",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PRODUCTS, what is the name of product number 450?",
+        "CHISEL",
+    ),
+    (
+        "m10",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1300S supply for the RELAY "
+        "product?",
+        "COPPER",
+    ),
+    (
+        "m11",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PRODUCTS, what is the name of product number 330?",
+        "HAMMER",
+    ),
+    (
+        "m12",
+        QMF,
+        "table",
+        "With QMF's LIST command, what do you enter to list the objects another user owns and "
+        "shares with you?",
+        "LIST objecttype (OWNER=userid",
+    ),
+    (
+        "m13",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1400P supply for the MOTOR "
+        "product?",
+        "VALVES",
+    ),
+    (
+        "m14",
+        QMF,
+        "table",
+        "In QMF's table of TIME formats, what is the example time in JIS format?",
+        "13:25:10",
+    ),
+    (
+        "m15",
+        QMF,
+        "table",
+        "In the QMF sample table Q.APPLICANT, what comment was made about applicant 470?",
+        "EXPERIENCED SALESMAN",
+    ),
+    (
+        "m16",
+        QMF,
+        "table",
+        "In the QMF sample table Q.APPLICANT, what comment was made about applicant 420?",
+        "OFFER SALES POSITION",
+    ),
+    (
+        "m17",
+        QMF,
+        "table",
+        "In the QMF sample table Q.SUPPLIER, in which city is supplier account 1400P located?",
+        "JOLIET",
+    ),
+    (
+        "m18",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 480?",
+        "DIANE",
+    ),
+    (
+        "m19",
+        QMF,
+        "table",
+        "In the QMF sample table Q.INTERVIEW, what is the first name of the applicant with "
+        "TEMPID 400?",
+        "RICHARD",
+    ),
+    (
+        "m20",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PRODUCTS, what is the name of product number 20?",
+        "SWITCH",
+    ),
+    (
+        "m21",
+        QMF,
+        "table",
+        "In QMF's table of DATE formats, what is the example date in USA format?",
+        "12/15/1998",
+    ),
+    (
+        "m22",
+        QMF,
+        "table",
+        "In the QMF sample table Q.APPLICANT, what comment was made about applicant 450?",
+        "GOOD CLERICAL BACKGROUND",
+    ),
+    (
+        "m23",
+        QMF,
+        "table",
+        "In the QMF sample table Q.PARTS, which part does supplier 1200S supply for the "
+        "GENERATOR product?",
+        "WIRE",
     ),
 ]
 

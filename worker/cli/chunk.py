@@ -15,7 +15,7 @@ from chunkweave.chunking import (
     chunk_document,
     resolve_options,
 )
-from chunkweave.chunking.models import Strategy, TokenCounter
+from chunkweave.chunking.models import Strategy, TableEmbed, TokenCounter
 from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.worker.cli.common import echo_json, friendly_errors
@@ -121,6 +121,13 @@ def chunk_command(
 @click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(9), default=None)
 @click.option("--overlap-tokens", type=click.IntRange(0), default=None, help="Baselines only.")
+@click.option(
+    "--table-embed",
+    "table_embeds",
+    type=click.Choice(list(get_args(TableEmbed))),
+    multiple=True,
+    help="Repeatable: score each strategy with each table serialisation (default: settings).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @friendly_errors
@@ -131,6 +138,7 @@ def eval_command(
     k: int,
     max_tokens: int | None,
     overlap_tokens: int | None,
+    table_embeds: tuple[str, ...],
     as_json: bool,
     details: bool,
 ) -> None:
@@ -154,17 +162,24 @@ def eval_command(
         parsed[path.name] = parse_document(path, settings.parse)
     cache: dict[str, list[float]] = {}
     reports = []
-    for strategy in strategies or DEFAULT_EVAL_STRATEGIES:
-        overrides = {"strategy": strategy, "max_tokens": max_tokens}
+    runs = [
+        (strategy, embed)
+        for strategy in strategies or DEFAULT_EVAL_STRATEGIES
+        for embed in table_embeds or (None,)
+    ]
+    for strategy, embed in runs:
+        overrides = {"strategy": strategy, "max_tokens": max_tokens, "table_embed": embed}
         overrides["overlap_tokens"] = overlap_tokens
         opts = resolve_options(_options(settings.chunking, overrides), embedder.max_tokens)
+        # With several serialisations each report is named "<strategy>/<serialisation>".
+        label = f"{strategy}/{embed}" if len(table_embeds) > 1 else strategy
         started = time.perf_counter()
         chunks = {
             name: chunk_document(doc, opts, embedder, doc_id=name, embed=embedder.embed_documents)
             for name, doc in parsed.items()
         }
-        report = evaluate_chunks(strategy, questions, chunks, embedder, k=k, cache=cache)
-        click.echo(f"{strategy}: {time.perf_counter() - started:.1f}s", err=True)
+        report = evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache)
+        click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
         reports.append(report)
     if as_json:
         echo_json(
@@ -262,18 +277,18 @@ def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
 def _report_table(reports: list[Any], n: int, embedder: str) -> str:
     lines = [
         f"{n} questions, embedder {embedder}",
-        f"{'strategy':<11} {'chunks':>6} {'tokens':>8} {'found':>5} "
+        f"{'strategy':<15} {'chunks':>6} {'tokens':>8} {'found':>5} "
         f"{'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR':>5}",
     ]
     for r in reports:
         s = r.overall
         lines.append(
-            f"{r.strategy:<11} {r.chunks:>6} {r.embedded_tokens:>8} {r.evidence_in_chunks:>5} "
+            f"{r.strategy:<15} {r.chunks:>6} {r.embedded_tokens:>8} {r.evidence_in_chunks:>5} "
             f"{s.recall_at_1:>5.2f} {s.recall_at_5:>5.2f} {s.recall_at_10:>5.2f} {s.mrr:>5.2f}"
         )
         for kind, ks in r.by_kind.items():
             lines.append(
-                f"  {kind:<9} {'':>6} {'':>8} {ks.n:>5} {ks.recall_at_1:>5.2f} "
+                f"  {kind:<13} {'':>6} {'':>8} {ks.n:>5} {ks.recall_at_1:>5.2f} "
                 f"{ks.recall_at_5:>5.2f} {ks.recall_at_10:>5.2f} {ks.mrr:>5.2f}"
             )
     return "\n".join(lines)

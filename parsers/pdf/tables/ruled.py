@@ -7,7 +7,8 @@ not the whole page, no columns merged into one cell: a table ruled in one
 direction only leaves ``find_tables`` to guess its columns, and a grid that got
 them wrong is left to the whitespace detectors) and its cell text is rebuilt from
 the page's words, because PyMuPDF's own cell text drops spaces on PDFs that
-position words without space characters. The result is one ``table`` element per
+position words without space characters; merged cells are filled as their spans
+say (:mod:`.spans`). The result is one ``table`` element per
 table with ``rows`` and ``header_rows``.
 """
 
@@ -22,6 +23,7 @@ import pymupdf
 from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.geometry import BBox, intersects
 from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
+from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans
 from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
@@ -196,7 +198,10 @@ def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
             rows_out.extend(_stacked_rows(cells))
         else:
             rows_out.append(tuple(_cell_text(ws) for ws in cells))
-    return tuple(rows_out)
+    if stackable:
+        return tuple(rows_out)
+    # One text row per grid row: merged cells' text goes where their spans say.
+    return fill_spans(rows_out, covering_cells(table))
 
 
 def _stacked_rows(cells: list[list]) -> list[tuple[str, ...]]:

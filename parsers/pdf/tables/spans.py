@@ -1,0 +1,81 @@
+"""Merged cells of a ruled grid, filled as their spans say.
+
+``find_tables`` gives a merged cell's box at its first (top-left) position and
+``None`` at every grid position it covers. A covered position whose text is left
+empty loses what the merged cell says about it: a row-spanning key ("Plan type:
+GMC" over five rows) leaves four rows without their key, and a header spanning
+columns ("Modern method" over seven) leaves six columns without it. So:
+
+- a position covered from above in its own column (a row span) gets the merged
+  cell's text, in every row;
+- a position of the first row covered from its left (a column span of the header)
+  gets it too, unless one merged cell spans that whole row (a title, not labels);
+- other column spans (a group label drawn across a data row) keep their text in
+  the first cell only, so the row is not repeated across the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+Position = tuple[int, int]
+
+
+def covering_cells(grid: object) -> dict[Position, Position]:
+    """Map each covered grid position ``(row, col)`` to the position of its merged cell.
+
+    ``grid`` is a PyMuPDF ``Table``: ``rows[i].cells`` holds each position's box, or
+    ``None`` where a merged cell covers it; ``rows[i].bbox`` the row's box. A covered
+    position's centre is found inside the box of the nearest cell up and to its left.
+    Positions whose column has no cell of its own anywhere are left out.
+    """
+    rows = grid.rows  # type: ignore[attr-defined]
+    lefts: dict[int, float] = {}
+    for row in rows:
+        for col, cell in enumerate(row.cells):
+            if cell is not None and col not in lefts:
+                lefts[col] = float(cell[0])
+    right = max((float(c[2]) for row in rows for c in row.cells if c is not None), default=0.0)
+    owners: dict[Position, Position] = {}
+    for r, row in enumerate(rows):
+        y = (float(row.bbox[1]) + float(row.bbox[3])) / 2
+        for c, cell in enumerate(row.cells):
+            if cell is not None or c not in lefts:
+                continue
+            x = (lefts[c] + lefts.get(c + 1, right)) / 2
+            owner = _owner(rows, r, c, x, y)
+            if owner is not None:
+                owners[(r, c)] = owner
+    return owners
+
+
+def _owner(rows: Sequence[object], r: int, c: int, x: float, y: float) -> Position | None:
+    for q in range(r, -1, -1):
+        cells = rows[q].cells  # type: ignore[attr-defined]
+        for k in range(min(c, len(cells) - 1), -1, -1):
+            box = cells[k]
+            if box is not None and box[0] <= x <= box[2] and box[1] <= y <= box[3]:
+                return (q, k)
+    return None
+
+
+def fill_spans(
+    rows: Sequence[Sequence[str]], owners: dict[Position, Position]
+) -> tuple[tuple[str, ...], ...]:
+    """Return ``rows`` with covered positions filled as the module says.
+
+    ``rows[r][c]`` is the text at grid position ``(r, c)`` (empty where covered);
+    ``owners`` comes from :func:`covering_cells` for the same grid.
+    """
+    out = [list(row) for row in rows]
+    # A first row that is one merged cell across the whole width is a title, not labels.
+    width = len(out[0]) if out else 0
+    title = width > 1 and all(owners.get((0, c)) == (0, 0) for c in range(1, width))
+    for (r, c), (q, k) in sorted(owners.items()):
+        if r >= len(out) or c >= len(out[r]) or out[r][c] or q >= len(out) or k >= len(out[q]):
+            continue
+        row_span = k == c and q < r
+        header_span = r == 0 and q == 0 and not title
+        if row_span or header_span:
+            out[r][c] = out[q][k]
+    return tuple(tuple(row) for row in out)

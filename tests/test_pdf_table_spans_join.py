@@ -1,0 +1,123 @@
+"""PDF tables: merged cells filled as their spans say; a table split by a page break joined."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
+from chunkweave.parsers.elements import Element, table_element
+from chunkweave.parsers.pdf.join import join_continuations
+from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans
+from chunkweave.parsers.structure import finalize
+from tests.chunk_helpers import make_doc
+
+
+@dataclass
+class _Row:
+    cells: list[tuple[float, float, float, float] | None]
+    bbox: tuple[float, float, float, float]
+
+
+@dataclass
+class _Grid:
+    rows: list[_Row]
+
+
+def _grid(spec: list[str]) -> _Grid:
+    """A grid from letters: equal letters are one merged cell (PyMuPDF's None elsewhere)."""
+    seen: dict[str, tuple[int, int]] = {}
+    boxes: dict[str, list[float]] = {}
+    for r, line in enumerate(spec):
+        for c, name in enumerate(line):
+            x0, y0, x1, y1 = 10.0 * c, 10.0 * r, 10.0 * c + 10, 10.0 * r + 10
+            if name in boxes:
+                b = boxes[name]
+                boxes[name] = [min(b[0], x0), min(b[1], y0), max(b[2], x1), max(b[3], y1)]
+            else:
+                seen[name] = (r, c)
+                boxes[name] = [x0, y0, x1, y1]
+    rows = []
+    for r, line in enumerate(spec):
+        cells = [
+            tuple(boxes[name]) if seen[name] == (r, c) else None  # type: ignore[misc]
+            for c, name in enumerate(line)
+        ]
+        rows.append(_Row(cells, (0.0, 10.0 * r, 10.0 * len(line), 10.0 * r + 10)))
+    return _Grid(rows)
+
+
+def test_row_spans_fill_every_row_header_spans_fill_the_header() -> None:
+    grid = _grid(["aMMd", "bcef", "bghi", "jklm"])
+    texts = (
+        ("Plan", "Modern method", "", "Total"),
+        ("GMC", "Pill", "IUD", "9"),
+        ("", "Pill", "IUD", "8"),
+        ("COHS", "x", "y", "7"),
+    )
+    filled = fill_spans(texts, covering_cells(grid))
+    assert filled[0] == ("Plan", "Modern method", "Modern method", "Total")
+    assert filled[2][0] == "GMC"  # the row-spanned key in every row it spans
+    assert filled[3] == texts[3]
+
+
+def test_a_data_row_span_and_a_title_row_keep_their_text_in_the_first_cell() -> None:
+    grid = _grid(["TTT", "abc", "GGG", "def"])
+    texts = (("Title", "", ""), ("K", "2007", "2008"), ("Group", "", ""), ("x", "1", "2"))
+    assert fill_spans(texts, covering_cells(grid)) == texts
+
+
+def _table(rows, page: int, bbox=(50.0, 500.0, 550.0, 780.0)) -> Element:
+    return table_element(tuple(rows), 1, page=page, bbox=bbox)
+
+
+def _el(type: str, text: str, page: int) -> Element:
+    return Element(type=type, text=text, page=page, bbox=(50.0, 10.0, 550.0, 30.0), order=0)
+
+
+HEAD = ("Option", "Meaning")
+
+
+def test_a_table_continued_on_the_next_page_is_one_table_with_both_pages() -> None:
+    first = _table([HEAD, ("-a", "all"), ("-b", "brief")], 4)
+    second = _table([HEAD, ("-c", "count")], 5, bbox=(52.0, 60.0, 548.0, 200.0))
+    out = list(
+        join_continuations(
+            iter([first, _el("page_footer", "4", 4), _el("page_header", "Guide", 5), second])
+        )
+    )
+    tables = [e for e in out if e.type == "table"]
+    assert len(tables) == 1
+    joined = tables[0]
+    assert joined.rows == (HEAD, ("-a", "all"), ("-b", "brief"), ("-c", "count"))
+    assert joined.page == 4 and joined.continued == ((5, (52.0, 60.0, 548.0, 200.0)),)
+    assert "-c\tcount" in joined.text
+    assert [e.type for e in out] == ["table", "page_footer", "page_header"]
+    # its chunk keeps both pages and a region on each
+    doc = make_doc(list(finalize(out)))
+    chunk = next(
+        c
+        for c in chunk_document(doc, ChunkOptions(max_tokens=256), ApproxTokenCounter(), doc_id="d")
+        if c.type == "table"
+    )
+    assert chunk.pages == (4, 5)
+    assert sorted({r.page for r in chunk.regions}) == [4, 5]
+
+
+def test_a_continuation_without_the_header_keeps_all_its_rows() -> None:
+    first = _table([HEAD, ("-a", "all")], 1)
+    second = _table([("-b", "brief"), ("-c", "count")], 2)
+    (joined,) = join_continuations(iter([first, second]))
+    assert joined.rows == (HEAD, ("-a", "all"), ("-b", "brief"), ("-c", "count"))
+
+
+def test_tables_that_do_not_continue_each_other_stay_apart() -> None:
+    first = _table([HEAD, ("-a", "all")], 1)
+    cases = [
+        [first, _table([("x", "y", "z"), ("1", "2", "3")], 2)],  # other columns
+        [first, _table([HEAD, ("-b", "b")], 3)],  # not the next page
+        [first, _el("paragraph", "Some text.", 2), _table([HEAD, ("-b", "b")], 2)],  # text between
+        [first, _table([HEAD, ("-b", "b")], 2, bbox=(300.0, 60.0, 550.0, 200.0))],  # other edges
+    ]
+    for elements in cases:
+        out = list(join_continuations(iter(elements)))
+        assert sum(e.type == "table" for e in out) == 2
