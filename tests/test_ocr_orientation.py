@@ -114,3 +114,53 @@ def test_reading_frame_maps_rendered_pixels_back_onto_the_page(rotate: int, turn
     found = frame.to_page((min(xs), min(ys), max(xs) + 1, max(ys) + 1))
     assert all(abs(a - b) <= 1.0 for a, b in zip(found, square, strict=True)), found
     assert frame.is_page == ((rotate + turn) % 360 == 0)
+
+
+def _scan_with_invisible_layer(tmp_path: Path) -> Path:
+    """A /Rotate 270 scan whose invisible OCR text runs up the unrotated page.
+
+    The image is a rendered paragraph, turned so that the page shows it upright; the
+    invisible text (render mode 3) sits on the image's lines, as an OCR tool writes it.
+    """
+    src = pymupdf.open()
+    text_page = src.new_page(width=420, height=200)
+    lines = ("Invisible layers carry the words", "of a scanned page already")
+    for i, line in enumerate(lines):
+        text_page.insert_text((30, 60 + 40 * i), line, fontsize=18)
+    png = text_page.get_pixmap(dpi=100).tobytes("png")
+    doc = pymupdf.open()
+    page = doc.new_page(width=200, height=420)  # the unrotated page is portrait
+    page.insert_image(page.rect, stream=png, rotate=90)
+    page.set_rotation(270)  # displayed landscape, the image upright
+    # The same lines, invisible, on top of the image (turned with it).
+    for i, line in enumerate(lines):
+        page.insert_text((60 + 40 * i, 390), line, fontsize=18, rotate=90, render_mode=3)
+    path = tmp_path / "layer.pdf"
+    doc.save(str(path))
+    return path
+
+
+def test_invisible_text_layer_of_a_turned_scan_is_read_instead_of_ocr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chunkweave.parsers.pdf import page as pdf_page
+
+    def no_ocr(*args: object) -> None:  # pragma: no cover - must not run
+        raise AssertionError("OCR ran on a page with a text layer")
+
+    monkeypatch.setattr(pdf_page, "ocr_page", no_ocr)
+    path = _scan_with_invisible_layer(tmp_path)
+    parsed = parse_document(path, ParseOptions(mode="fast"))
+    text = " ".join(e.text for e in parsed.elements)
+    assert text == "Invisible layers carry the words of a scanned page already", parsed.elements
+    # The element's box is the layer's own words' box, in the page's coordinates.
+    words = pymupdf.open(path)[0].get_text("words")
+    x0, y0 = min(w[0] for w in words), min(w[1] for w in words)
+    x1, y1 = max(w[2] for w in words), max(w[3] for w in words)
+    boxes = [pymupdf.Rect(e.bbox) for e in parsed.elements if e.bbox]
+    boxes += [pymupdf.Rect(b) for e in parsed.elements for _, b in e.continued]  # joined parts
+    union = boxes[0]
+    for b in boxes[1:]:
+        union |= b
+    got = (union.x0, union.y0, union.x1, union.y1)
+    assert _iou(got, (x0, y0, x1, y1)) >= 0.95, (got, (x0, y0, x1, y1))

@@ -43,6 +43,7 @@ from chunkweave.parsers.pdf.orientation import (
     ReadingFrame,
     detect_turn,
 )
+from chunkweave.parsers.pdf.text import TEXT_FLAGS
 
 #: Rendering resolution for OCR; 300 dpi is Tesseract's sweet spot, 200 is faster
 #: and enough for body text.
@@ -56,6 +57,9 @@ MIN_IMAGE_COVER = 0.02
 PLAUSIBLE_SHARE = 0.65
 #: Below this many characters in plausible words a reading is "little text".
 MIN_WORD_CHARS = 40
+#: A scan whose own text layer holds this many characters (in any direction) is read
+#: from it, not OCRed: the same count below which a page's lines make it a scan.
+MIN_LAYER_CHARS = 20
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 
 
@@ -165,6 +169,37 @@ def plausibility(text: str) -> tuple[int, int]:
         if uncased or run.islower() or run.isupper() or run.istitle():
             words += len(run)
     return words, chars
+
+
+def text_layer(page: pymupdf.Page) -> tuple[pymupdf.TextPage, ReadingFrame] | None:
+    """Return a scan's own text layer, read in the frame where its lines run left to right.
+
+    A scan may carry an invisible OCR text layer (render mode 3) already, set in the
+    page's frame however the image is turned: a ``/Rotate 270`` scan's text runs up
+    the unrotated page. Its lines are read in the :class:`ReadingFrame` that turns the
+    direction most of its characters run in to left-to-right, instead of OCRing the
+    image again. None when the layer holds fewer than :data:`MIN_LAYER_CHARS`.
+    """
+    own = page.get_textpage(flags=TEXT_FLAGS)
+    weights: dict[tuple[int, int], int] = {}
+    for block in page.get_text("dict", textpage=own).get("blocks", ()):
+        for line in block.get("lines", ()):
+            ux, uy = line.get("dir", (1.0, 0.0))
+            way = (round(ux), round(uy))
+            n = sum(len(sp["text"].strip()) for sp in line.get("spans", ()))
+            weights[way] = weights.get(way, 0) + n
+    if sum(weights.values()) < MIN_LAYER_CHARS:
+        return None
+    ux, uy = max(weights, key=lambda k: weights[k])
+    for turn in QUARTER_TURNS:
+        frame = ReadingFrame.of(page, turn)
+        m = frame.matrix
+        if ux * m.a + uy * m.c > 0.9:  # the direction, turned by the frame, runs along x
+            # Clipped to the page as the frame sees it (MuPDF's own clip would
+            # apply the unturned page's box to the turned coordinates).
+            textpage = page.get_textpage(clip=frame.rect, flags=TEXT_FLAGS, matrix=frame.matrix)
+            return textpage, frame
+    return None
 
 
 def ocr_page(page: pymupdf.Page, language: str) -> OcrResult:

@@ -26,7 +26,7 @@ from chunkweave.parsers.pdf.figures import page_figures
 from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
 from chunkweave.parsers.pdf.headings import demote_figure_labels, demote_label_runs
 from chunkweave.parsers.pdf.model import layout_boxes, model_order
-from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir
+from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir, text_layer
 from chunkweave.parsers.pdf.order import reading_order
 from chunkweave.parsers.pdf.orientation import ReadingFrame
 from chunkweave.parsers.pdf.profile import PdfProfile
@@ -133,6 +133,8 @@ def _outline_check(profile: PdfProfile) -> Callable[[Element], bool]:
 def _ocr_lines(
     page: pymupdf.Page, page_no: int, ocr: bool, language: str, warnings: list[str]
 ) -> tuple[list[Line], ReadingFrame | None]:
+    if (layer := text_layer(page)) is not None:  # an OCR layer already, or sideways text
+        return extract_lines(page, layer[0]), layer[1]
     if not ocr:
         warnings.append(f"page {page_no}: no text layer (scanned image) and OCR is off")
         return [], None
