@@ -77,6 +77,9 @@ def test_scan_turned_against_its_rotate_reads_the_same_text_in_the_right_place(
         # The same text: the page's words and their order agree with the reference.
         assert token_f1(text, ref_text) >= 0.95, (page_no, text[:300])
         assert token_f1(text, ref_text, n=2) >= 0.9, page_no
+        # ... and the same elements (a heading, list items, no footnotes from a page
+        # height taken in the wrong frame).
+        assert [e.type for e in els] == [e.type for e in ref], page_no
         # Every box is inside the page (PyMuPDF's unrotated page frame) ...
         bounds = page.rect * page.derotation_matrix
         for el in els:

@@ -16,7 +16,7 @@ in ``auto`` mode is :mod:`chunkweave.parsers.pdf.route`'s decision, recorded in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pymupdf
 
@@ -75,6 +75,8 @@ def parse_page(
         lines, frame = _ocr_lines(page, ctx.page, ocr, ocr_language, result.warnings)
         if not lines:
             return result
+        if frame is not None:  # the page as it reads (its list indents carry on)
+            ctx = replace(ctx, page_height=frame.rect.height)
     tables, unexplained_rules = find_tables(page, lines, ctx.page)
     result.route, result.reason = decide_route(
         page, profile, lines, tables, route, unexplained_rules
