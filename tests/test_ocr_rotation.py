@@ -15,6 +15,7 @@ import pytest
 
 from chunkweave.parsers import ParseOptions, parse_document
 from chunkweave.parsers.pdf import ocr as pdf_ocr
+from chunkweave.parsers.pdf import orientation
 from chunkweave.parsers.pdf.ocr import plausibility, tessdata_dir
 
 pytestmark = pytest.mark.skipif(tessdata_dir("eng") is None, reason="Tesseract eng data missing")
@@ -96,11 +97,12 @@ def test_rotate_that_disagrees_with_the_image(tmp_path: Path) -> None:
 def test_without_orientation_detection_the_four_turns_are_tried(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pdf_ocr, "osd_available", lambda tessdata: False)
+    monkeypatch.setattr(orientation, "osd_available", lambda tessdata: False)
     path = _scanned_pdf(tmp_path, [(180, 0)])
     page = pymupdf.open(path)[0]
     result = pdf_ocr.ocr_page(page, "eng")
     assert result.rotation == 180 and result.tried == (0, 90, 180, 270)
+    assert result.how == "vote" and "best of the turns" in (result.note or "")
     assert result.note is not None and "languages tried: eng" in result.note
     _assert_reads(_words(result.textpage.extractText()))
 
@@ -119,7 +121,7 @@ def test_page_warnings_say_which_languages_and_turns_were_tried(tmp_path: Path) 
     doc = parse_document(path, ParseOptions(ocr_language="eng+xyz"))
     by_page = {int(w.split(":")[0].split()[1]): w for w in doc.warnings}
     assert "no Tesseract data for xyz" in by_page[1] and "languages tried: eng" in by_page[1]
-    assert "turned" in by_page[2] and "turns: 0/" in by_page[2], by_page[2]
+    assert "turned" in by_page[2] and "orientation detection" in by_page[2], by_page[2]
 
 
 def test_plausibility_tells_words_from_garbage() -> None:

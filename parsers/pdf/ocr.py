@@ -6,19 +6,18 @@ when enabled and Tesseract's language data can be found (``TESSDATA_PREFIX``,
 PyMuPDF's own lookup, or the Debian ``tesseract-ocr`` data directory); otherwise
 the caller records a warning.
 
-Orientation. The page is rendered as it is displayed (its ``/Rotate`` applied)
-and the recognised text is placed in that displayed frame, horizontal, so a
-``/Rotate 90`` scan whose image is upright on screen reads like any other page.
-Scans whose *image* is turned (a fax fed sideways, a page scanned upside down)
-read as garbage at first: when the first pass yields too little plausible text
-(:func:`plausibility`), Tesseract's orientation detection (``tesseract --psm 0``,
-the CLI, when installed with its ``osd`` data) names the turn, and without it the
-three other quarter turns are tried. A turned reading replaces the displayed one
-only if it reads as text; the most plausible such reading wins. Its text is
-placed in the displayed frame too, scaled to fit the page, so line positions are
-approximate but lines stay horizontal and inside the page. Small skew is left to
-Tesseract's own layout analysis, which straightens lines of a few degrees (the
-skewed ``/Rotate 90`` scan of the extra corpus reads as well as an unskewed one).
+Orientation. The page's orientation is detected *before* OCR
+(:func:`~chunkweave.parsers.pdf.orientation.detect_turn`: Tesseract's orientation
+detection, or without it the most plausible reading of the four quarter turns of a
+downscaled render), and the page is OCRed once, in its
+:class:`~chunkweave.parsers.pdf.orientation.ReadingFrame` (displayed, then turned
+upright), where its lines run left to right. The frame maps every box back to the
+page's coordinates exactly (a quarter turn and a translation), so regions land on
+the words in the page however its image and ``/Rotate`` are turned. Small skew is
+left to Tesseract's own layout analysis, which straightens lines of a few degrees
+(the skewed ``/Rotate 90`` scan of the extra corpus reads as well as an unskewed
+one). A turned reading that does not read as text (:func:`plausibility`) gives way
+to the page read as displayed.
 
 Languages are Tesseract's ``+``-joined codes (``ParseOptions.ocr_language``, e.g.
 ``eng+kor``). Each needs its ``<code>.traineddata``: on Debian
@@ -32,13 +31,19 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import subprocess
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
 import pymupdf
+
+from chunkweave.parsers.pdf.orientation import (
+    QUARTER_TURNS,
+    VOTE_DPI,
+    ReadingFrame,
+    detect_turn,
+)
+from chunkweave.parsers.pdf.text import TEXT_FLAGS
 
 #: Rendering resolution for OCR; 300 dpi is Tesseract's sweet spot, 200 is faster
 #: and enough for body text.
@@ -52,33 +57,38 @@ MIN_IMAGE_COVER = 0.02
 PLAUSIBLE_SHARE = 0.65
 #: Below this many characters in plausible words a reading is "little text".
 MIN_WORD_CHARS = 40
-_QUARTER_TURNS = (0, 90, 180, 270)
-_OSD_TIMEOUT_S = 60
-_OSD_ROTATE = re.compile(r"^Rotate:\s*(\d+)", re.MULTILINE)
-_OSD_CONFIDENCE = re.compile(r"^Orientation confidence:\s*([\d.]+)", re.MULTILINE)
-#: Orientation detection below this confidence is a guess: all turns are tried instead.
-_OSD_MIN_CONFIDENCE = 2.0
+#: A scan whose own text layer holds this many characters (in any direction) is read
+#: from it, not OCRed: the same count below which a page's lines make it a scan.
+MIN_LAYER_CHARS = 20
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 
 
 @dataclass(frozen=True)
 class OcrResult:
-    """The best OCR reading of one page and how it was obtained.
+    """The OCR reading of one page and how it was obtained.
 
-    ``rotation`` is the quarter turn (degrees, counter-clockwise) applied to the
-    displayed page before the winning pass; ``tried`` lists every turn tried, in
-    order. ``languages`` were used; ``missing`` were requested but have no data.
-    ``word_chars`` / ``chars`` is the reading's :func:`plausibility`.
+    ``textpage`` holds the text in ``frame`` (the page turned upright: its lines run
+    left to right); ``frame.to_page`` maps its boxes onto the page. ``rotation`` is
+    ``frame.turn``, the quarter turn applied to the displayed page; ``how`` says who
+    chose it (``osd``, ``vote`` or ``none``, see
+    :class:`~chunkweave.parsers.pdf.orientation.Orientation`); ``tried`` lists the
+    turns read, in order. ``languages`` were used; ``missing`` were requested but
+    have no data. ``word_chars`` / ``chars`` is the reading's :func:`plausibility`.
     """
 
     textpage: pymupdf.TextPage
-    rotation: int
+    frame: ReadingFrame
+    how: str
     tried: tuple[int, ...]
-    orientation_detected: bool
     languages: tuple[str, ...]
     missing: tuple[str, ...]
     word_chars: int
     chars: int
+
+    @property
+    def rotation(self) -> int:
+        """Return the quarter turn (degrees) the page was read in."""
+        return self.frame.turn
 
     @property
     def note(self) -> str | None:
@@ -88,7 +98,7 @@ class OcrResult:
             parts.append("OCR found no text")
         else:
             if self.rotation:
-                how = "orientation detection" if self.orientation_detected else "best of the turns"
+                how = "orientation detection" if self.how == "osd" else "best of the turns"
                 parts.append(f"OCR read the image turned {self.rotation} degrees ({how})")
             if not _reads_as_text((self.word_chars, self.chars)):
                 share = round(100 * self.word_chars / self.chars)
@@ -161,8 +171,39 @@ def plausibility(text: str) -> tuple[int, int]:
     return words, chars
 
 
+def text_layer(page: pymupdf.Page) -> tuple[pymupdf.TextPage, ReadingFrame] | None:
+    """Return a scan's own text layer, read in the frame where its lines run left to right.
+
+    A scan may carry an invisible OCR text layer (render mode 3) already, set in the
+    page's frame however the image is turned: a ``/Rotate 270`` scan's text runs up
+    the unrotated page. Its lines are read in the :class:`ReadingFrame` that turns the
+    direction most of its characters run in to left-to-right, instead of OCRing the
+    image again. None when the layer holds fewer than :data:`MIN_LAYER_CHARS`.
+    """
+    own = page.get_textpage(flags=TEXT_FLAGS)
+    weights: dict[tuple[int, int], int] = {}
+    for block in page.get_text("dict", textpage=own).get("blocks", ()):
+        for line in block.get("lines", ()):
+            ux, uy = line.get("dir", (1.0, 0.0))
+            way = (round(ux), round(uy))
+            n = sum(len(sp["text"].strip()) for sp in line.get("spans", ()))
+            weights[way] = weights.get(way, 0) + n
+    if sum(weights.values()) < MIN_LAYER_CHARS:
+        return None
+    ux, uy = max(weights, key=lambda k: weights[k])
+    for turn in QUARTER_TURNS:
+        frame = ReadingFrame.of(page, turn)
+        m = frame.matrix
+        if ux * m.a + uy * m.c > 0.9:  # the direction, turned by the frame, runs along x
+            # Clipped to the page as the frame sees it (MuPDF's own clip would
+            # apply the unturned page's box to the turned coordinates).
+            textpage = page.get_textpage(clip=frame.rect, flags=TEXT_FLAGS, matrix=frame.matrix)
+            return textpage, frame
+    return None
+
+
 def ocr_page(page: pymupdf.Page, language: str) -> OcrResult:
-    """OCR ``page`` as displayed, turning its image when that reads better (module doc).
+    """OCR ``page`` once, in the orientation detected first (module doc).
 
     Raises RuntimeError when no requested language has data or Tesseract fails.
     """
@@ -173,33 +214,29 @@ def ocr_page(page: pymupdf.Page, language: str) -> OcrResult:
     have = tuple(c for c in codes if (Path(tessdata) / f"{c}.traineddata").is_file())
     missing = tuple(c for c in codes if c not in have)
     langs = "+".join(have)
-    readings: dict[int, tuple[pymupdf.TextPage, tuple[int, int]]] = {}
 
-    def read(turn: int) -> tuple[int, int]:
-        if turn not in readings:
-            readings[turn] = _ocr_turned(page, turn, langs, tessdata)
-        return readings[turn][1]
+    def vote(turn: int) -> tuple[int, int]:
+        _, score = read_in_frame(page, ReadingFrame.of(page, turn), langs, tessdata, VOTE_DPI)
+        return score
 
-    detected = False
-    if not _reads_as_text(read(0)):
-        if osd_available(tessdata):
-            turn = detect_turn(page, tessdata)
-            detected = turn is not None
-            if turn:
-                read(turn)
-        else:
-            for other in _QUARTER_TURNS[1:]:
-                read(other)
-    # The page as displayed is the default; a turned reading replaces it only when
-    # it reads as text (a chart or a wrong language reads as garbage every way).
-    turned = [t for t in readings if t and _reads_as_text(readings[t][1])]
-    best = max(turned, key=lambda t: readings[t][1][0]) if turned else 0
-    textpage, (words, chars) = readings[best]
+    orientation = detect_turn(page, tessdata, vote, _reads_as_text)
+    tried = [orientation.turn] if orientation.how != "vote" else list(QUARTER_TURNS)
+    frame = ReadingFrame.of(page, orientation.turn)
+    textpage, (words, chars) = read_in_frame(page, frame, langs, tessdata)
+    if frame.turn and not _reads_as_text((words, chars)):
+        # A turned reading must read as text to replace the page as displayed (a
+        # chart or a wrong language reads as garbage every way).
+        upright = ReadingFrame.of(page, 0)
+        shown, (w0, c0) = read_in_frame(page, upright, langs, tessdata)
+        if orientation.how != "vote":
+            tried.append(0)
+        if w0 >= words:
+            frame, textpage, words, chars = upright, shown, w0, c0
     return OcrResult(
         textpage=textpage,
-        rotation=best,
-        tried=tuple(readings),
-        orientation_detected=detected and best != 0,
+        frame=frame,
+        how=orientation.how if frame.turn else "none",
+        tried=tuple(tried),
         languages=have,
         missing=missing,
         word_chars=words,
@@ -207,60 +244,21 @@ def ocr_page(page: pymupdf.Page, language: str) -> OcrResult:
     )
 
 
-def osd_available(tessdata: str) -> bool:
-    """Tell whether the ``tesseract`` command and its ``osd`` data are installed."""
-    return shutil.which("tesseract") is not None and (Path(tessdata) / "osd.traineddata").is_file()
-
-
-def detect_turn(page: pymupdf.Page, tessdata: str) -> int | None:
-    """Return the quarter turn that makes the displayed page upright, per Tesseract OSD.
-
-    ``None`` when orientation detection is unavailable (:func:`osd_available`), fails
-    (too few characters) or is unsure.
-    """
-    exe = shutil.which("tesseract")
-    if exe is None or not osd_available(tessdata):
-        return None
-    # At the OCR resolution: at 100 dpi detection misses 13 pt text and its
-    # confidence on real pages drops to the level of charts' (measured).
-    png = page.get_pixmap(dpi=OCR_DPI, alpha=False).tobytes("png")
-    try:
-        proc = subprocess.run(
-            [exe, "-", "-", "--psm", "0", "--tessdata-dir", tessdata],
-            input=png,
-            capture_output=True,
-            timeout=_OSD_TIMEOUT_S,
-            check=False,
-            env={**os.environ, "OMP_THREAD_LIMIT": "1"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    out = proc.stdout.decode("utf-8", "replace")
-    rotate, confidence = _OSD_ROTATE.search(out), _OSD_CONFIDENCE.search(out)
-    if proc.returncode != 0 or rotate is None or confidence is None:
-        return None
-    turn = int(rotate.group(1)) % 360
-    if turn not in _QUARTER_TURNS or float(confidence.group(1)) < _OSD_MIN_CONFIDENCE:
-        return None
-    return turn
+def read_in_frame(
+    page: pymupdf.Page, frame: ReadingFrame, languages: str, tessdata: str, dpi: float = OCR_DPI
+) -> tuple[pymupdf.TextPage, tuple[int, int]]:
+    """OCR ``page`` rendered in ``frame``; return its text (in frame points) and plausibility."""
+    pix = frame.render(page, dpi)
+    data = pix.pdfocr_tobytes(compress=False, language=languages, tessdata=tessdata)
+    ocr = pymupdf.open("pdf", data).load_page(0)
+    # The OCR page is the pixmap at its own resolution: scale it onto the frame.
+    scale = pymupdf.Matrix(frame.rect.width / ocr.rect.width, frame.rect.height / ocr.rect.height)
+    textpage = ocr.get_textpage(flags=0, matrix=scale)
+    # Associate the TextPage with the page it describes (PyMuPDF checks this).
+    textpage.parent = weakref.proxy(page)
+    return textpage, plausibility(textpage.extractText())
 
 
 def _reads_as_text(score: tuple[int, int]) -> bool:
     words, chars = score
     return words >= MIN_WORD_CHARS and words >= PLAUSIBLE_SHARE * chars
-
-
-def _ocr_turned(
-    page: pymupdf.Page, turn: int, languages: str, tessdata: str
-) -> tuple[pymupdf.TextPage, tuple[int, int]]:
-    # Render the displayed page turned by ``turn`` degrees, OCR it into a one-page
-    # PDF, and read that page's text scaled (uniformly) to fit the displayed page.
-    zoom = OCR_DPI / 72
-    pix = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom).prerotate(turn), alpha=False)
-    data = pix.pdfocr_tobytes(compress=False, language=languages, tessdata=tessdata)
-    ocr = pymupdf.open("pdf", data).load_page(0)
-    scale = min(page.rect.width / ocr.rect.width, page.rect.height / ocr.rect.height)
-    textpage = ocr.get_textpage(flags=0, matrix=pymupdf.Matrix(scale, scale))
-    # Associate the TextPage with the page it describes (PyMuPDF checks this).
-    textpage.parent = weakref.proxy(page)
-    return textpage, plausibility(textpage.extractText())

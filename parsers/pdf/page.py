@@ -16,7 +16,7 @@ in ``auto`` mode is :mod:`chunkweave.parsers.pdf.route`'s decision, recorded in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pymupdf
 
@@ -26,8 +26,9 @@ from chunkweave.parsers.pdf.figures import page_figures
 from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
 from chunkweave.parsers.pdf.headings import demote_figure_labels, demote_label_runs
 from chunkweave.parsers.pdf.model import layout_boxes, model_order
-from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir
+from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir, text_layer
 from chunkweave.parsers.pdf.order import reading_order
+from chunkweave.parsers.pdf.orientation import ReadingFrame
 from chunkweave.parsers.pdf.profile import PdfProfile
 from chunkweave.parsers.pdf.route import Decision, Route, decide_route
 from chunkweave.parsers.pdf.tables import find_tables, model_tables
@@ -69,14 +70,20 @@ def parse_page(
     result = PageResult()
     lines = extract_lines(page) if ctx.lines is None else ctx.lines
     scanned = looks_scanned(page, sum(ln.chars for ln in lines))
+    frame = None  # OCR lines are in the page turned upright, boxes mapped back at the end
     if scanned:
-        lines = _ocr_lines(page, ctx.page, ocr, ocr_language, result.warnings)
+        lines, frame = _ocr_lines(page, ctx.page, ocr, ocr_language, result.warnings)
         if not lines:
             return result
+        if frame is not None:  # the page as it reads (its list indents carry on)
+            ctx = replace(ctx, page_height=frame.rect.height)
     tables, unexplained_rules = find_tables(page, lines, ctx.page)
     result.route, result.reason = decide_route(
         page, profile, lines, tables, route, unexplained_rules
     )
+    if frame is not None and not frame.is_page and result.route == "model":
+        # The model reads the page's own frame, where a turned scan's lines are not.
+        result.route, result.reason = "heuristic", "turned scan"
     boxes = layout_boxes(page, light=route == "auto") if result.route == "model" else None
     if boxes is None and result.route == "model":
         result.route, result.reason = "heuristic", "model unavailable"
@@ -85,8 +92,9 @@ def parse_page(
         tables += model_tables(page, ctx.page, regions, tables)
     # Table cells near the page edge are not running headers or footers.
     lines = outside(lines, boxes_of(tables))
+    height = (frame.rect if frame else page.rect).height
     furniture = profile.furniture.classify(
-        lines, page.rect.height, profile.body_size, page=ctx.page - 1, outline=profile.outline
+        lines, height, profile.body_size, page=ctx.page - 1, outline=profile.outline
     )
     body = [ln for i, ln in enumerate(lines) if i not in furniture]
     # On a scanned page the images are the text just read, not figures.
@@ -110,6 +118,8 @@ def parse_page(
     result.elements.extend(e for e in head if e.type == "page_footer")
     listed = _outline_check(profile)
     result.elements = list(demote_label_runs(demote_figure_labels(result.elements, listed), listed))
+    if frame is not None:
+        result.elements = [frame.element_to_page(e) for e in result.elements]
     return result
 
 
@@ -124,21 +134,23 @@ def _outline_check(profile: PdfProfile) -> Callable[[Element], bool]:
 
 def _ocr_lines(
     page: pymupdf.Page, page_no: int, ocr: bool, language: str, warnings: list[str]
-) -> list[Line]:
+) -> tuple[list[Line], ReadingFrame | None]:
+    if (layer := text_layer(page)) is not None:  # an OCR layer already, or sideways text
+        return extract_lines(page, layer[0]), layer[1]
     if not ocr:
         warnings.append(f"page {page_no}: no text layer (scanned image) and OCR is off")
-        return []
+        return [], None
     if tessdata_dir(language) is None:
         warnings.append(
             f"page {page_no}: no text layer (scanned image) and OCR is unavailable "
             f"(Tesseract data for {language!r} not found)"
         )
-        return []
+        return [], None
     try:
         result = ocr_page(page, language)
     except RuntimeError as exc:
         warnings.append(f"page {page_no}: no text layer and OCR failed: {exc}")
-        return []
+        return [], None
     # OCR text is set in a placeholder font: its flags say nothing about code.
     lines = extract_lines(page, result.textpage) if result.chars else []
     for ln in lines:
@@ -148,7 +160,7 @@ def _ocr_lines(
         warnings.append(f"page {page_no}: no text layer and OCR found no text ({detail})")
     elif result.note:  # turned, unreliable, or a language without data
         warnings.append(f"page {page_no}: scanned; {result.note}")
-    return lines
+    return lines, result.frame
 
 
 def _furniture_element(line: Line, band: str, page_no: int) -> Element:
