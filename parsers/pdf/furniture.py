@@ -35,7 +35,8 @@ Which lines are candidates at all, and page numbers and codes beyond the bands, 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from chunkweave.parsers.pdf.bands import (
     Band,
@@ -44,6 +45,7 @@ from chunkweave.parsers.pdf.bands import (
     outer_marker,
     stacked_row,
 )
+from chunkweave.parsers.pdf.geometry import BBox
 from chunkweave.parsers.pdf.headings import OutlineIndex, keys_match, match_key
 from chunkweave.parsers.pdf.text import Line
 from chunkweave.parsers.pdf.typography import is_short_line, set_close
@@ -55,14 +57,55 @@ SLOT_STEP = 4.0
 #: (a display title set where the running header usually sits stays a title).
 SLOT_MAX_SIZE = 1.05
 _DIGITS = re.compile(r"\d+")
+# A whole token that is a roman numeral ("iv", "XII"): page labels of front matter
+# and chapter numbers, masked like digits. (A valid numeral only: "civil" is a word.)
+_ROMAN_TOKEN = re.compile(
+    r"(?<![\w-])(?=[mdclxvi])m{0,3}(?:c[md]|d?c{0,3})(?:x[cl]|l?x{0,3})(?:i[xv]|v?i{0,3})(?![\w-])"
+)
+_MONTHS = (
+    "jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    "|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+# A month name next to a (masked) day or year: "March #, #", "# Mar #".
+_MONTH_DATE = re.compile(rf"\b(?:{_MONTHS})\.?(?=\s+#)|(?<=#\s)(?:{_MONTHS})\b\.?")
 # A page number ending a short line: "Chapter 2. Roles 11". (Not a leading number:
 # footnotes start with their marker.)
 _EDGE_NUMBER = re.compile(r"\S\s+(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
 def signature(text: str) -> str:
-    """Repetition key of a furniture candidate: lower case, digit runs as ``#``."""
-    return " ".join(_DIGITS.sub("#", text.lower()).split())
+    """Repetition key of a furniture candidate: what stays when the page changes.
+
+    Lower case; digit runs and roman-numeral tokens become ``#`` (page and chapter
+    numbers, "Page iv"), and a month name in a date becomes ``@`` ("Draft of March
+    3, 2024" and "Draft of May 9, 2024" are one running line).
+    """
+    masked = _ROMAN_TOKEN.sub("#", _DIGITS.sub("#", text.lower()))
+    return " ".join(_MONTH_DATE.sub("@", masked).split())
+
+
+@dataclass(frozen=True)
+class LearntBands:
+    """The running header and footer bands learnt from the sampled pages (plain values).
+
+    ``header_bottom`` is the lowest bottom edge, and ``footer_top`` the highest top
+    edge, of a line whose signature repeats in its band (as a fraction of the page
+    height, from the top; None when nothing repeats there). ``header`` and ``footer``
+    are the repeated signatures (:func:`signature`). For callers that compare the
+    heuristics with the layout model, or apply the bands to pages not sampled.
+    """
+
+    header_bottom: float | None
+    footer_top: float | None
+    header: frozenset[str]
+    footer: frozenset[str]
+
+    def band_of(self, text: str) -> Band | None:
+        """Return the band whose repeated signatures hold ``text``'s, if any."""
+        sig = signature(text)
+        if sig in self.header:
+            return "top"
+        return "bottom" if sig in self.footer else None
 
 
 class FurnitureModel:
@@ -78,6 +121,8 @@ class FurnitureModel:
         self._top: list[tuple[int, int, str]] = []  # (page, slot, text) of top candidates
         self._stacked: dict[str, set[int]] = {}  # signature -> pages, of stacked header rows
         self._slots: set[int] | None = None
+        # (band, signature) -> extreme inner edge seen, as a fraction of the page height
+        self._edges: dict[tuple[Band, str], float] = {}
         self.sampled_pages = 0
 
     def observe(self, page_no: int, lines: Sequence[Line], page_height: float) -> None:
@@ -87,6 +132,13 @@ class FurnitureModel:
         for i, band in band_candidates(lines, page_height):
             key = (band, signature(lines[i].text))
             self._pages.setdefault(key, set()).add(page_no)
+            if page_height > 0:
+                y0, y1 = lines[i].bbox[1] / page_height, lines[i].bbox[3] / page_height
+                old = self._edges.get(key)
+                if band == "top":
+                    self._edges[key] = y1 if old is None else max(old, y1)
+                else:
+                    self._edges[key] = y0 if old is None else min(old, y0)
             if band == "top":
                 self._top.append((page_no, _slot(lines[i]), lines[i].text))
         for i in stacked_row(lines, page_height):
@@ -111,6 +163,20 @@ class FurnitureModel:
                 >= self.min_repeat
             }
         return self._slots
+
+    def bands(self) -> LearntBands:
+        """Return the header and footer bands learnt so far (see :class:`LearntBands`)."""
+        repeated = {
+            key for key, pages in self._pages.items() if key[1] and len(pages) >= self.min_repeat
+        }
+        head = [self._edges[k] for k in repeated if k[0] == "top" and k in self._edges]
+        foot = [self._edges[k] for k in repeated if k[0] == "bottom" and k in self._edges]
+        return LearntBands(
+            header_bottom=max(head, default=None),
+            footer_top=min(foot, default=None),
+            header=frozenset(sig for band, sig in repeated if band == "top"),
+            footer=frozenset(sig for band, sig in repeated if band == "bottom"),
+        )
 
     @property
     def min_repeat(self) -> int:
@@ -207,6 +273,30 @@ class FurnitureModel:
         slots = self.header_slots()
         slot = _slot(line)
         return any(slot + d in slots for d in (-1, 0, 1)) and _set_apart(line, lines, "top")
+
+
+def model_furniture(lines: Sequence[Line], boxes: Iterable[tuple[BBox, str]]) -> dict[int, Band]:
+    """Return ``{line index: band}`` for the lines the layout model classes as furniture.
+
+    ``boxes`` are the model's ``(bbox, label)`` regions; a line whose centre lies in
+    a ``page-header`` box is ``top``, in a ``page-footer`` box ``bottom``. The same
+    mapping as :meth:`FurnitureModel.classify` returns, so the two can be compared
+    line by line (how far the heuristics and the model agree on a page).
+    """
+    marked: list[tuple[BBox, Band]] = []
+    for bbox, label in boxes:
+        if label == "page-header":
+            marked.append((bbox, "top"))
+        elif label == "page-footer":
+            marked.append((bbox, "bottom"))
+    out: dict[int, Band] = {}
+    for i, ln in enumerate(lines):
+        cx, cy = (ln.bbox[0] + ln.bbox[2]) / 2, (ln.bbox[1] + ln.bbox[3]) / 2
+        for (x0, y0, x1, y1), band in marked:
+            if x0 <= cx <= x1 and y0 <= cy <= y1:
+                out[i] = band
+                break
+    return out
 
 
 def _from_the_edge(lines: Sequence[Line], found: dict[int, Band]) -> dict[int, Band]:
