@@ -8,16 +8,17 @@ running furniture, outline) -> parse the requested pages one at a time
 ``chunkweave.parsers.structure.finalize``.
 
 Modes: ``fast`` never runs the layout model; ``accurate`` runs the full model on every
-page; ``auto`` runs its geometry-only variant on a page only when the heuristics cannot be
-trusted there: the page is complex (:func:`~chunkweave.parsers.pdf.route.page_is_complex`:
-unexplained table rules, three or more columns, text over an image) or, in a document
-without a trusted outline, it holds short bold body-size (or display-size) lines set apart
-like section titles that no learnt heading style explains
-(:func:`~chunkweave.parsers.pdf.route.unsure_heading_lines`). Plain pages stay on the
-heuristics. Where a model page has an outline, outline entries keep the outline's level
-and the model adds only display-size or numbered headings the outline lacks
-(:mod:`chunkweave.parsers.pdf.route`). Which pages took the model, and why, is logged at
-DEBUG level on the ``chunkweave.parsers.pdf`` logger, one line per document.
+page; ``auto`` decides once for the document (:mod:`chunkweave.parsers.pdf.calibrate`):
+the geometry-only model variant and the heuristics both parse a bounded sample of
+pages, and when their block classes disagree beyond a margin
+(:func:`~chunkweave.parsers.pdf.route.decide_document`) the model parses every page,
+otherwise the heuristics do, with the heading styles the model confirmed on the sample.
+The sample is drawn from the whole document, whatever ``page_range`` asks for, so the
+parts of a fanned-out parse take the same route. Where a model page has an outline,
+outline entries keep the outline's level. The decision (a
+:class:`~chunkweave.parsers.pdf.calibrate.RouteExplanation`) is logged at DEBUG level
+on the ``chunkweave.parsers.pdf`` logger and handed to
+:func:`~chunkweave.parsers.pdf.calibrate.recorded_routes` listeners.
 
 Empty results: pages without a text layer give one warning each when OCR is off
 or unavailable, and the document is returned with those warnings (possibly with
