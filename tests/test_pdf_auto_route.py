@@ -328,3 +328,20 @@ def test_fast_mode_records_its_route_without_a_sample(
     _, explained = _parse(path, caplog, mode="fast")
     assert (explained.route, explained.reason, explained.sampled) == ("heuristic", "fast", ())
     assert explained.pages == (("heuristic:fast", 2),)
+
+
+@needs_model
+def test_a_page_range_takes_the_whole_documents_route(tmp_path: Path) -> None:
+    path = _write(tmp_path / "plain.pdf", TITLES, False, title_font="helv", title_gap=24)
+    with recorded_routes() as found:
+        part = parse_pdf(path, ParseOptions(mode="auto", ocr=False, page_range=(2, 2)))
+    (explained,) = found
+    # The sample is the document's, not the range's: both parts of a fan-out agree.
+    assert explained.route == "model" and explained.sampled == (1, 2)
+    assert explained.pages == (("model:calibrated", 1),)
+    assert {e.page for e in part.elements} == {2}
+    assert (
+        [e.text for e in part.elements if e.type == "heading"]
+        == [t for t in TITLES if t in {e.text for e in part.elements}]
+        != []
+    )

@@ -305,6 +305,7 @@ def calibrate(
     *,
     ocr: bool,
     ocr_language: str,
+    parsed: range | None = None,
 ) -> tuple[RouteExplanation, PdfProfile, dict[int, PreparedPage]]:
     """Decide ``auto``'s route for the whole document from a sample of its pages.
 
@@ -312,6 +313,8 @@ def calibrate(
     (the heuristics' heading styles as the model confirmed them) and the prepared
     sample pages (0-based page -> :class:`PreparedPage`, model boxes included) for
     the page loop to reuse. ``sampled_lines`` holds pages the profile already read.
+    ``parsed`` (0-based, default all) are the pages the caller will parse: a scanned
+    sample page outside them is not OCRed (the model never compares scans).
     """
     start = time.perf_counter()
     sample = calibration_pages(doc.page_count)
@@ -324,10 +327,12 @@ def calibrate(
             page = doc.load_page(pno)
         except (RuntimeError, ValueError):
             continue
+        wanted = parsed is None or pno in parsed
         prep = prepare_page(
-            page, pno + 1, sampled_lines.get(pno), ocr=ocr, ocr_language=ocr_language
+            page, pno + 1, sampled_lines.get(pno), ocr=ocr and wanted, ocr_language=ocr_language
         )
-        prepared[pno] = prep
+        if wanted:
+            prepared[pno] = prep
         # The model reads the text layer: a scan's OCR text is not there for it.
         if prep.scanned or not prep.lines:
             continue
@@ -367,6 +372,10 @@ def calibrate(
             ]
         )
 
+    if not pairs:
+        why = "no sampled page has a text layer for the model (scanned or empty): heuristics"
+        seconds = time.perf_counter() - start
+        return dataclasses.replace(base, reason=why, seconds=seconds), profile, prepared
     before = agreement(profile)
     confirmed, rejected = confirm_styles([(p.lines, p.boxes or []) for _, _, p in pairs], profile)
     tuned = with_styles(profile, confirmed, rejected)

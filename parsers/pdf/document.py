@@ -133,7 +133,13 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         prepared: dict[int, PreparedPage] = {}
         if opts.mode == "auto":
             explanation, profile, prepared = calibrate(
-                doc, path.name, profile, sampled, ocr=opts.ocr, ocr_language=opts.ocr_language
+                doc,
+                path.name,
+                profile,
+                sampled,
+                ocr=opts.ocr,
+                ocr_language=opts.ocr_language,
+                parsed=range(first - 1, last),
             )
         else:
             route: Decision = "model" if use_model else "heuristic"
