@@ -345,3 +345,18 @@ def test_a_page_range_takes_the_whole_documents_route(tmp_path: Path) -> None:
         == [t for t in TITLES if t in {e.text for e in part.elements}]
         != []
     )
+
+
+def test_a_model_route_that_loses_outline_headings_is_refused() -> None:
+    # Under a trusted outline the model route merged three of five outline-backed
+    # headings away: it contradicts the outline, whatever it says about lists.
+    classes = [
+        ClassAgreement("section-header", model=2, model_agreed=2, heuristic=5, heuristic_agreed=2),
+        ClassAgreement("list-item", model=50, model_agreed=10, heuristic=10, heuristic_agreed=10),
+    ]
+    route, reason = decide_document(classes, outline_trusted=True)
+    assert route == "heuristic" and "contradicts the outline" in reason
+    # Without the outline the same counts send the document to the model.
+    assert decide_document(classes, outline_trusted=False)[0] == "model"
+    kept = [ClassAgreement("section-header", heuristic=5, heuristic_agreed=5), classes[1]]
+    assert decide_document(kept, outline_trusted=True)[0] == "model"

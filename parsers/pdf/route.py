@@ -13,7 +13,10 @@ counts into the document's route:
   share do;
 - with a trusted PDF outline the heading classes are not decisive: the outline is
   the author's own list of sections and beats both, so only furniture, lists,
-  tables and captions can send such a document to the model.
+  tables and captions can send such a document to the model; and the outline
+  arbitrates the arbiter: when the model route loses, beyond the same margin, the
+  headings the outline backs on the sample (:func:`outline_headings_lost`), the
+  model is wrong about this document and the heuristics keep it.
 
 No threshold here names a document: the tolerance is the share of blocks the
 heuristics may get wrong (the model being the arbiter), the confidence a
@@ -105,10 +108,29 @@ def decisive(classes: Iterable[ClassAgreement], outline_trusted: bool) -> list[C
     return [c for c in classes if not (outline_trusted and c.label in HEADING_CLASSES)]
 
 
+def outline_headings_lost(classes: Iterable[ClassAgreement]) -> tuple[int, int]:
+    """Return how many of the heuristics' headings the model route loses, and of how many.
+
+    Under a trusted outline the heuristics' headings are the outline's (or numbered
+    or display-size ones it lacks); a heading the model route makes into something
+    else, typically by merging it into a neighbouring box, contradicts the outline.
+    """
+    heads = [c for c in classes if c.label in HEADING_CLASSES]
+    return sum(c.heuristic - c.heuristic_agreed for c in heads), sum(c.heuristic for c in heads)
+
+
 def decide_document(
     classes: Sequence[ClassAgreement], outline_trusted: bool
 ) -> tuple[Decision, str]:
     """Return the document's route and a short reason, from the sample's agreement."""
+    if outline_trusted:
+        lost, heads = outline_headings_lost(classes)
+        if wilson_lower(lost, heads) > TOLERANCE:
+            return "heuristic", (
+                f"the model route loses {lost} of the {heads} outline-backed headings "
+                f"(lower bound {wilson_lower(lost, heads):.2f} > tolerance {TOLERANCE:.2f}): "
+                "it contradicts the outline"
+            )
     counted = decisive(classes, outline_trusted)
     blocks = sum(c.blocks for c in counted)
     wrong = sum(c.disagreeing for c in counted)
