@@ -100,7 +100,8 @@ def prepare_page(
     scanned = looks_scanned(page, sum(ln.chars for ln in lines))
     if scanned:
         lines = _ocr_lines(page, page_no, ocr, ocr_language, warnings)
-    tables = find_tables(page, lines, page_no)[0] if lines else []
+    # A page without text lines may still hold a sideways table the detector reads itself.
+    tables = find_tables(page, lines, page_no)[0] if lines or not scanned else []
     return PreparedPage(lines=lines, scanned=scanned, warnings=warnings, tables=tables)
 
 
@@ -128,10 +129,10 @@ def parse_page(
         prepared = prepare_page(page, ctx.page, ctx.lines, ocr=ocr, ocr_language=ocr_language)
     result = PageResult(warnings=list(prepared.warnings), route=route)
     lines = prepared.lines
-    if not lines:
+    scanned = prepared.scanned
+    if scanned and not lines:
         result.route, result.reason = "heuristic", "no text"
         return result
-    scanned = prepared.scanned
     tables = list(prepared.tables)
     boxes = prepared.model_boxes(page, light) if route == "model" else None
     if boxes is None and route == "model":
