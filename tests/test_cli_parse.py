@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import docx
+import pymupdf
 import pytest
 from click.testing import CliRunner
 
@@ -107,3 +108,35 @@ def test_real_subprocess(sample: Path, tmp_path: Path) -> None:
     assert missing.returncode == 1
     assert missing.stderr.strip().count("\n") == 0 and "no such file" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+def _two_page_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    for n in range(2):
+        page = doc.new_page()
+        page.insert_text((72, 72), f"Section {n + 1}", fontsize=16, fontname="hebo")
+        for k in range(6):
+            page.insert_text((72, 110 + 14 * k), f"Body line {k} of page {n + 1} goes on.")
+    doc.save(path)
+    return path
+
+
+def test_explain_prints_the_route_of_a_pdf(tmp_path: Path) -> None:
+    pdf = _two_page_pdf(tmp_path / "two.pdf")
+    res = CliRunner().invoke(main, ["parse", str(pdf), "--explain", "--no-ocr"])
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert out.startswith("two.pdf: mode auto, 2 pages, route ")
+    assert "sampled pages: [1, 2]" in out
+    assert "section-header" in out and "pages per route:" in out
+    # The explanation replaces the elements: no JSON lines.
+    assert not any(line.startswith("{") for line in out.splitlines())
+    fast = CliRunner().invoke(main, ["parse", str(pdf), "--explain", "--mode", "fast"])
+    assert "route heuristic" in fast.stdout and "pages per route: heuristic:fast 2" in fast.stdout
+    assert "sampled pages" not in fast.stdout
+
+
+def test_explain_on_docx_says_there_is_no_route(sample: Path) -> None:
+    res = CliRunner().invoke(main, ["parse", str(sample), "--explain"])
+    assert res.exit_code == 0, res.output
+    assert "no PDF route to explain" in res.stdout

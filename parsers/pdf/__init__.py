@@ -7,10 +7,11 @@ The entry points are :func:`parse_pdf` (whole flow in :mod:`.document`) and
   :mod:`.geometry` (pure box functions);
 - :mod:`.profile` (the document-wide profile), :mod:`.headings` (heading levels),
   :mod:`.furniture` (running headers and footers);
-- :mod:`.page` (one page to elements), :mod:`.route` (``auto`` mode's choice of the
-  layout model), :mod:`.tables` (the table detectors), :mod:`.blocks` (regions to
-  typed elements), :mod:`.order` and :mod:`.model` (reading order), :mod:`.ocr`,
-  :mod:`.join` (paragraphs continued across breaks).
+- :mod:`.page` (one page to elements), :mod:`.calibrate` and :mod:`.route` (``auto``
+  mode's per-document choice of the layout model), :mod:`.tables` (the table
+  detectors), :mod:`.blocks` (regions to typed elements), :mod:`.order` and
+  :mod:`.model` (reading order), :mod:`.ocr`, :mod:`.join` (paragraphs continued
+  across breaks).
 
 PyMuPDF set-up. This ``__init__`` configures PyMuPDF's process-wide switches (the
 add-ons it skips at import, MuPDF's messages, tight glyph boxes) before anything

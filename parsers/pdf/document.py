@@ -8,16 +8,17 @@ running furniture, outline) -> parse the requested pages one at a time
 ``chunkweave.parsers.structure.finalize``.
 
 Modes: ``fast`` never runs the layout model; ``accurate`` runs the full model on every
-page; ``auto`` runs its geometry-only variant on a page only when the heuristics cannot be
-trusted there: the page is complex (:func:`~chunkweave.parsers.pdf.route.page_is_complex`:
-unexplained table rules, three or more columns, text over an image) or, in a document
-without a trusted outline, it holds short bold body-size (or display-size) lines set apart
-like section titles that no learnt heading style explains
-(:func:`~chunkweave.parsers.pdf.route.unsure_heading_lines`). Plain pages stay on the
-heuristics. Where a model page has an outline, outline entries keep the outline's level
-and the model adds only display-size or numbered headings the outline lacks
-(:mod:`chunkweave.parsers.pdf.route`). Which pages took the model, and why, is logged at
-DEBUG level on the ``chunkweave.parsers.pdf`` logger, one line per document.
+page; ``auto`` decides once for the document (:mod:`chunkweave.parsers.pdf.calibrate`):
+the geometry-only model variant and the heuristics both parse a bounded sample of
+pages, and when their block classes disagree beyond a margin
+(:func:`~chunkweave.parsers.pdf.route.decide_document`) the model parses every page,
+otherwise the heuristics do, with the heading styles the model confirmed on the sample.
+The sample is drawn from the whole document, whatever ``page_range`` asks for, so the
+parts of a fanned-out parse take the same route. Where a model page has an outline,
+outline entries keep the outline's level. The decision (a
+:class:`~chunkweave.parsers.pdf.calibrate.RouteExplanation`) is logged at DEBUG level
+on the ``chunkweave.parsers.pdf`` logger and handed to
+:func:`~chunkweave.parsers.pdf.calibrate.recorded_routes` listeners.
 
 Empty results: pages without a text layer give one warning each when OCR is off
 or unavailable, and the document is returned with those warnings (possibly with
@@ -27,6 +28,7 @@ text layer but no text raises ``EmptyDocumentError``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Iterator
@@ -45,10 +47,12 @@ from chunkweave.parsers.errors import (
     UnsupportedFormatError,
 )
 from chunkweave.parsers.pdf.blocks import PageContext
+from chunkweave.parsers.pdf.calibrate import RouteExplanation, calibrate, calibration_pages, record
 from chunkweave.parsers.pdf.join import join_continuations
 from chunkweave.parsers.pdf.model import model_available
-from chunkweave.parsers.pdf.page import Route, parse_page
+from chunkweave.parsers.pdf.page import PreparedPage, parse_page
 from chunkweave.parsers.pdf.profile import PdfProfile, sample_document
+from chunkweave.parsers.pdf.route import Decision
 from chunkweave.parsers.pdf.text import Line
 from chunkweave.parsers.structure import finalize
 
@@ -121,19 +125,42 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         warnings: list[str] = []
         if doc.is_repaired:
             warnings.append("file was damaged; MuPDF repaired its structure")
-        # ``auto`` finds out whether the model runs on the first page that needs
-        # it (loading it costs about a second; plain documents never do), and
-        # falls back to the heuristics there; ``accurate`` checks up front to warn.
-        use_model_any = opts.mode == "auto" or (opts.mode == "accurate" and model_available())
-        if opts.mode == "accurate" and not use_model_any:
+        use_model = opts.mode == "accurate" and model_available()
+        if opts.mode == "accurate" and not use_model:
             warnings.append("layout model unavailable; used heuristics on every page")
-        profile, sampled = sample_document(doc, keep=range(first - 1, last))
+        sample = calibration_pages(doc.page_count) if opts.mode == "auto" else []
+        profile, sampled = sample_document(doc, keep={*range(first - 1, last), *sample})
+        prepared: dict[int, PreparedPage] = {}
+        if opts.mode == "auto":
+            explanation, profile, prepared = calibrate(
+                doc,
+                path.name,
+                profile,
+                sampled,
+                ocr=opts.ocr,
+                ocr_language=opts.ocr_language,
+                parsed=range(first - 1, last),
+            )
+        else:
+            route: Decision = "model" if use_model else "heuristic"
+            reason = opts.mode if use_model or opts.mode == "fast" else "model unavailable"
+            explanation = RouteExplanation(
+                name=path.name,
+                mode=opts.mode,
+                page_count=doc.page_count,
+                route=route,
+                reason=reason,
+            )
         routes: dict[str, list[int]] = {}
         pages = _iter_pages(
-            doc, path, profile, sampled, opts, first, last, warnings, use_model_any, routes
+            doc, path, profile, sampled, prepared, opts, first, last, warnings, explanation, routes
         )
         elements = finalize(join_continuations(pages))
-        _log_routes(path, opts.mode, routes)
+        explanation = dataclasses.replace(
+            explanation, pages=tuple((key, len(p)) for key, p in sorted(routes.items()))
+        )
+        record(explanation)
+        _log_routes(path, explanation, routes)
         title = _title(doc, elements)
         page_count = doc.page_count
     finally:
@@ -157,16 +184,20 @@ def _iter_pages(
     path: Path,
     profile: PdfProfile,
     sampled: dict[int, list[Line]],
+    prepared: dict[int, PreparedPage],
     opts: ParseOptions,
     first: int,
     last: int,
     warnings: list[str],
-    use_model_any: bool,
+    explanation: RouteExplanation,
     routes: dict[str, list[int]],
 ) -> Iterator[Element]:
     outline = profile.outline.fresh() if profile.outline else None
     list_stack: list[float] = []
     readable = 0
+    # ``auto`` runs the geometry-only model variant, ``accurate`` the full model.
+    light = opts.mode == "auto"
+    default_reason = "calibrated" if opts.mode == "auto" else explanation.reason
     for pno in range(first - 1, last):
         try:
             page = doc.load_page(pno)
@@ -184,39 +215,37 @@ def _iter_pages(
             # Popped, so each sampled page's lines are released once parsed.
             lines=sampled.pop(pno, None),
         )
-        route: Route = "heuristic"
-        if use_model_any:
-            route = "model" if opts.mode == "accurate" else "auto"
         result = parse_page(
-            page, profile, ctx, route=route, ocr=opts.ocr, ocr_language=opts.ocr_language
+            page,
+            profile,
+            ctx,
+            route=explanation.route,
+            ocr=opts.ocr,
+            ocr_language=opts.ocr_language,
+            light=light,
+            prepared=prepared.pop(pno, None),
         )
         warnings.extend(result.warnings)
-        routes.setdefault(f"{result.route}:{result.reason}", []).append(pno + 1)
+        routes.setdefault(f"{result.route}:{result.reason or default_reason}", []).append(pno + 1)
         yield from result.elements
     if readable == 0:
         raise CorruptDocumentError(str(path), "no page of the PDF could be read")
 
 
-def _log_routes(path: Path, mode: str, routes: dict[str, list[int]]) -> None:
-    """Log at DEBUG how many pages took the layout model, and why (pages listed per reason).
+def _log_routes(path: Path, explanation: RouteExplanation, routes: dict[str, list[int]]) -> None:
+    """Log at DEBUG the document's route, its calibration, and the pages per route.
 
-    One line per document, e.g. ``report.pdf: mode auto, layout model on 2 of 9 pages
-    (model:unsure headings [1, 4]; heuristic:plain [2, 3, 5, 6, 7, 8, 9])``; the record's
-    ``routes`` attribute holds the same mapping (``"route:reason"`` -> 1-based pages).
+    One record per document, its message the lines of
+    :meth:`~chunkweave.parsers.pdf.calibrate.RouteExplanation.lines`; the record's
+    ``routes`` attribute holds ``"route:reason"`` -> 1-based pages and its
+    ``explanation`` attribute the :class:`RouteExplanation` itself.
     """
     if not log.isEnabledFor(logging.DEBUG):
         return
-    total = sum(len(p) for p in routes.values())
-    model = sum(len(p) for key, p in routes.items() if key.startswith("model:"))
-    detail = "; ".join(f"{key} {pages}" for key, pages in sorted(routes.items()))
     log.debug(
-        "%s: mode %s, layout model on %d of %d pages (%s)",
-        path.name,
-        mode,
-        model,
-        total,
-        detail,
-        extra={"routes": routes},
+        "%s",
+        "\n".join(explanation.lines()),
+        extra={"routes": routes, "explanation": explanation},
     )
 
 

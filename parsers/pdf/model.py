@@ -55,7 +55,24 @@ def _light_predictor() -> Callable[..., list] | None:
         model = analyzer.get_model(feature_set_name="rf")
     except (ImportError, OSError, RuntimeError, ValueError, KeyError):
         return None
+    _skip_table_grids(model)
     return model.predict
+
+
+def _skip_table_grids(model: object) -> None:
+    """Switch off the analyser's table-grid network, whose output the parser never reads.
+
+    For every box it classes as a table the analyser runs a second ONNX network that
+    predicts the table's cell grid (half the light variant's time on pages with
+    tables, measured here). The parser takes only the boxes and their classes, which
+    that network does not change, and rebuilds tables itself
+    (:func:`~chunkweave.parsers.pdf.tables.model_tables`). The switch is the
+    analyser's own "no extractor" state; where the attribute is absent (another
+    version), nothing changes.
+    """
+    inner = getattr(model, "_model", model)
+    if getattr(inner, "table_grid_extractor", None) is not None:
+        setattr(inner, "table_grid_extractor", None)  # noqa: B010 - another library's object
 
 
 def model_available() -> bool:

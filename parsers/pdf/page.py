@@ -8,9 +8,12 @@ Two routes share every classifier:
   model's reading order (:func:`chunkweave.parsers.pdf.model.model_order`).
 
 Tables come first on both routes (:mod:`chunkweave.parsers.pdf.tables`); the model
-route adds tables the model saw that no detector found. Which route a page takes
-in ``auto`` mode is :mod:`chunkweave.parsers.pdf.route`'s decision, recorded in
-:attr:`PageResult.route` and :attr:`PageResult.reason`.
+route adds tables the model saw that no detector found. Which route a document
+takes in ``auto`` mode is decided once for the document by
+:mod:`chunkweave.parsers.pdf.calibrate`; the page records it in
+:attr:`PageResult.route` and :attr:`PageResult.reason`. The costly steps (text
+extraction or OCR, table search, the model run) are :func:`prepare_page`'s, so a
+page parsed twice (calibration, then the page loop) pays for them once.
 """
 
 from __future__ import annotations
@@ -25,12 +28,12 @@ from chunkweave.parsers.pdf.blocks import PageContext, Placed, block_regions, cl
 from chunkweave.parsers.pdf.figures import page_figures
 from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
 from chunkweave.parsers.pdf.headings import demote_figure_labels, demote_label_runs
-from chunkweave.parsers.pdf.model import layout_boxes, model_order
+from chunkweave.parsers.pdf.model import LayoutBox, layout_boxes, model_order
 from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir, text_layer
 from chunkweave.parsers.pdf.order import reading_order
 from chunkweave.parsers.pdf.orientation import ReadingFrame
 from chunkweave.parsers.pdf.profile import PdfProfile
-from chunkweave.parsers.pdf.route import Decision, Route, decide_route
+from chunkweave.parsers.pdf.route import Decision
 from chunkweave.parsers.pdf.tables import find_tables, model_tables
 from chunkweave.parsers.pdf.text import Line, extract_lines
 
@@ -40,8 +43,9 @@ class PageResult:
     """Elements of one page in reading order, its warnings, and how it was parsed.
 
     ``route`` is ``model`` when the layout model's regions were used; ``reason``
-    says why (``accurate``, ``complex``, ``unsure headings``) or, on the heuristic
-    route, why not (``fast``, ``plain``, ``model unavailable``).
+    says why (``accurate``, ``calibrated``: ``auto`` sent the document to the model)
+    or, on the heuristic route, why not (``fast``, ``calibrated``, ``model
+    unavailable``, ``no text``).
     """
 
     elements: list[Element] = field(default_factory=list)
@@ -50,42 +54,100 @@ class PageResult:
     reason: str = ""
 
 
+@dataclass
+class PreparedPage:
+    """The costly, classification-free part of a page: its lines, tables and model boxes.
+
+    Made once per page (:func:`prepare_page`) and reused: ``auto``'s calibration
+    parses a sampled page on both routes and the page loop parses it again with
+    the document's route, all from one text extraction (or OCR), one table
+    search and one model run. ``boxes`` is None until the model ran (``light``
+    says which variant); ``model_failed`` records that it could not run.
+    ``frame``: for a page read by OCR or from its own text layer, the upright
+    frame its lines are in (element boxes are mapped back to the page at the end).
+    """
+
+    lines: list[Line]
+    scanned: bool
+    warnings: list[str]
+    tables: list[Element] = field(default_factory=list)
+    boxes: list[LayoutBox] | None = None
+    light: bool = False
+    model_failed: bool = False
+    frame: ReadingFrame | None = None
+
+    def model_boxes(self, page: pymupdf.Page, light: bool) -> list[LayoutBox] | None:
+        """Return the page's layout boxes, running the model once (a full run serves both)."""
+        if self.boxes is not None and (self.light == light or not self.light):
+            return self.boxes
+        if self.model_failed:
+            return None
+        boxes = layout_boxes(page, light=light)
+        if boxes is None:
+            self.model_failed = True
+            return None
+        self.boxes, self.light = boxes, light
+        return boxes
+
+
+def prepare_page(
+    page: pymupdf.Page,
+    page_no: int,
+    lines: list[Line] | None,
+    *,
+    ocr: bool,
+    ocr_language: str,
+) -> PreparedPage:
+    """Extract the page's lines (OCR for a scan) and its tables; ``lines`` if already read."""
+    warnings: list[str] = []
+    lines = extract_lines(page) if lines is None else lines
+    scanned = looks_scanned(page, sum(ln.chars for ln in lines))
+    frame = None  # OCR lines are in the page turned upright, boxes mapped back at the end
+    if scanned:
+        lines, frame = _ocr_lines(page, page_no, ocr, ocr_language, warnings)
+    # A page without text lines may still hold a sideways table the detector reads itself.
+    tables = find_tables(page, lines, page_no)[0] if lines or not scanned else []
+    return PreparedPage(lines=lines, scanned=scanned, warnings=warnings, tables=tables, frame=frame)
+
+
 def parse_page(
     page: pymupdf.Page,
     profile: PdfProfile,
     ctx: PageContext,
     *,
-    route: Route,
+    route: Decision,
     ocr: bool,
     ocr_language: str,
+    light: bool = False,
+    prepared: PreparedPage | None = None,
 ) -> PageResult:
     """Turn one page into elements (``order`` 0, true page numbers).
 
-    ``route``: ``heuristic``, ``model`` (layout model; heuristics if it fails) or
-    ``auto`` (model only when :func:`~chunkweave.parsers.pdf.route.page_is_complex` or
-    the heuristics are unsure of the page's headings,
-    :func:`~chunkweave.parsers.pdf.route.unsure_heading_lines`). The result records the
-    route taken and why.
+    ``route``: ``heuristic`` or ``model`` (the layout model, its geometry-only
+    variant when ``light``; heuristics if it fails). Which route a document takes
+    in ``auto`` mode is :mod:`chunkweave.parsers.pdf.calibrate`'s decision.
+    ``prepared`` is the page's :class:`PreparedPage` when it was made already
+    (it is updated with the model boxes when the model runs). The result records
+    the route taken and why.
     """
-    result = PageResult()
-    lines = extract_lines(page) if ctx.lines is None else ctx.lines
-    scanned = looks_scanned(page, sum(ln.chars for ln in lines))
-    frame = None  # OCR lines are in the page turned upright, boxes mapped back at the end
-    if scanned:
-        lines, frame = _ocr_lines(page, ctx.page, ocr, ocr_language, result.warnings)
-        if not lines:
-            return result
-        if frame is not None:  # the page as it reads (its list indents carry on)
-            ctx = replace(ctx, page_height=frame.rect.height)
-    tables, unexplained_rules = find_tables(page, lines, ctx.page)
-    result.route, result.reason = decide_route(
-        page, profile, lines, tables, route, unexplained_rules
-    )
-    if frame is not None and not frame.is_page and result.route == "model":
-        # The model reads the page's own frame, where a turned scan's lines are not.
-        result.route, result.reason = "heuristic", "turned scan"
-    boxes = layout_boxes(page, light=route == "auto") if result.route == "model" else None
-    if boxes is None and result.route == "model":
+    if prepared is None:
+        prepared = prepare_page(page, ctx.page, ctx.lines, ocr=ocr, ocr_language=ocr_language)
+    result = PageResult(warnings=list(prepared.warnings), route=route)
+    lines = prepared.lines
+    scanned = prepared.scanned
+    if scanned and not lines:
+        result.route, result.reason = "heuristic", "no text"
+        return result
+    frame = prepared.frame
+    if frame is not None:  # the page as it reads (its list indents carry on)
+        ctx = replace(ctx, page_height=frame.rect.height)
+        if not frame.is_page and route == "model":
+            # The model reads the page's own frame, where a turned scan's lines are not.
+            route = "heuristic"
+            result.route, result.reason = "heuristic", "turned scan"
+    tables = list(prepared.tables)
+    boxes = prepared.model_boxes(page, light) if route == "model" else None
+    if boxes is None and route == "model":
         result.route, result.reason = "heuristic", "model unavailable"
     if boxes is not None:
         regions = [b.bbox for b in boxes if b.label == "table"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass
 
 import pymupdf
@@ -120,11 +121,12 @@ def build_profile(doc: pymupdf.Document) -> PdfProfile:
 
 
 def sample_document(
-    doc: pymupdf.Document, keep: range = range(0)
+    doc: pymupdf.Document, keep: Container[int] = ()
 ) -> tuple[PdfProfile, dict[int, list[Line]]]:
     """Compute the profile; also return the lines of the sampled pages in ``keep``.
 
-    ``keep`` holds 0-based page numbers (the range about to be parsed); the
+    ``keep`` holds 0-based page numbers (the range about to be parsed, and
+    ``auto``'s calibration sample); the
     returned dict maps each sampled page among them to its extracted lines, which
     are exactly what :func:`~chunkweave.parsers.pdf.text.extract_lines` returns for it.
     """

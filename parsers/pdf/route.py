@@ -1,169 +1,143 @@
-"""``auto`` mode's choice, page by page: the heuristics, or the layout model.
+"""``auto`` mode's choice, once per document: the heuristics, or the layout model.
 
-In ``auto`` mode a page goes to the (geometry-only) layout model when it is
-complex (:func:`page_is_complex`) or when the heuristics are unsure of its
-headings (:func:`unsure_heading_lines`); both are cheap checks on the page's
-lines, made before anything is classified. :func:`decide_route` returns the
-decision and its reason, which :class:`~chunkweave.parsers.pdf.page.PageResult`
-records.
+:mod:`chunkweave.parsers.pdf.calibrate` runs the layout model on a sample of the
+document's pages and counts, per block class, where its classes and the
+heuristics' agree (:class:`ClassAgreement`). :func:`decide_document` turns those
+counts into the document's route:
 
-On a document with an outline the model's headings are reconciled with it in
-:func:`chunkweave.parsers.pdf.blocks.classify_region` (through
-``HeadingModel.resolve``): a unit the outline lists takes the outline's level
-whatever the model says, and a model heading the outline lacks is kept only
-with a display size or numbering (``HeadingModel.may_be_unlisted``), at the
-level the outline taught for its style or of the nearest known style. The
-outline-less uncertainty signal never fires when the outline is trusted.
+- the heuristics keep the document unless the sample shows, beyond sampling
+  noise, that they disagree with the model on more than :data:`TOLERANCE` of the
+  decisive blocks. "Beyond sampling noise" is the one-sided lower confidence bound
+  (:data:`CONFIDENCE_Z`, Wilson score interval) of the disagreeing share: a sample
+  of few blocks with one disagreement proves little, many blocks with the same
+  share do;
+- with a trusted PDF outline the heading classes are not decisive: the outline is
+  the author's own list of sections and beats both, so only furniture, lists,
+  tables and captions can send such a document to the model; and the outline
+  arbitrates the arbiter: when the model route loses, beyond the same margin, the
+  headings the outline backs on the sample (:func:`outline_headings_lost`), the
+  model is wrong about this document and the heuristics keep it.
+
+No threshold here names a document: the tolerance is the share of blocks the
+heuristics may get wrong (the model being the arbiter), the confidence a
+standard one.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
-import pymupdf
-
-from chunkweave.parsers.elements import Element
-from chunkweave.parsers.pdf.blocks import TextRegion, is_bulleted, split_units
-from chunkweave.parsers.pdf.figures import MAX_FIGURE_SHARE, MIN_FIGURE_SHARE
-from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
-from chunkweave.parsers.pdf.headings import HeadingModel
-from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
-from chunkweave.parsers.pdf.order import column_count
-from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, PdfProfile
-from chunkweave.parsers.pdf.text import Line
-from chunkweave.parsers.pdf.typography import (
-    BODY_SIZE_TOLERANCE,
-    is_body_size,
-    is_display_size,
-    same_row,
-)
-
-#: What the page loop asks for: ``heuristic`` (``fast``), ``model`` (``accurate``), ``auto``.
-Route = Literal["heuristic", "model", "auto"]
-#: What a page got.
+#: What a page got (``heuristic``: the MuPDF blocks; ``model``: the layout model's boxes).
 Decision = Literal["heuristic", "model"]
 
-#: ``auto`` escalates a page when at least this many of its lines are unsure
-#: headings (:func:`unsure_heading_lines`). One is enough: a short document may
-#: hold one section title per page, and the check is strict enough that ordinary
-#: prose pages have none.
-MIN_UNSURE_LINES = 1
-#: An unsure heading is no longer than this share of the longest body line on the page: a
-#: full-width bold line is emphasised prose, not a title.
-UNSURE_MAX_WIDTH_SHARE = 0.7
-#: ... and stands apart: the vertical gap to the text above or below it is at
-#: least this many times its own height (word processors add space around titles).
-UNSURE_MIN_GAP = 0.5
+#: The block classes compared, in the model's names.
+CLASSES: tuple[str, ...] = (
+    "title",
+    "section-header",
+    "page-header",
+    "page-footer",
+    "list-item",
+    "table",
+    "caption",
+)
+#: Classes a trusted outline settles (see the module docstring).
+HEADING_CLASSES = frozenset({"title", "section-header"})
+#: Share of the decisive blocks on which the heuristics may disagree with the model:
+#: the conventional 5%, the same level as the confidence bound (not tuned on a set).
+TOLERANCE = 0.05
+#: z of the one-sided confidence bound on the disagreeing share (95%).
+CONFIDENCE_Z = 1.645
 
 
-def page_is_complex(page: pymupdf.Page, lines: list[Line], unexplained_rules: bool) -> bool:
-    """Return True when the page deserves the layout model (``auto`` mode).
+@dataclass(frozen=True)
+class ClassAgreement:
+    """How the model and the heuristics labelled one block class on the sample.
 
-    Signals: table rules that the heuristics could not turn into a table, three or
-    more text columns, or text printed over an image (labels inside a figure,
-    callouts), where only the model can tell figure text from body text.
+    ``model``: the model's boxes of the class; ``model_agreed``: those the
+    heuristics gave the same class (by most of the box's lines). ``heuristic`` and
+    ``heuristic_agreed``: the same for the heuristics' elements of the class.
     """
-    if unexplained_rules:
-        return True
-    if column_count([TextRegion([ln]) for ln in lines]) >= 3:
-        return True
-    area = abs(page.rect) or 1.0
-    for info in page.get_image_info():
-        r = pymupdf.Rect(info["bbox"]) & page.rect
-        if MIN_FIGURE_SHARE <= abs(r) / area <= MAX_FIGURE_SHARE:
-            inside = sum(1 for ln in lines if inside_any(ln.bbox, [tuple(r)]))
-            if inside >= 3:
-                return True
-    return False
+
+    label: str
+    model: int = 0
+    model_agreed: int = 0
+    heuristic: int = 0
+    heuristic_agreed: int = 0
+
+    @property
+    def blocks(self) -> int:
+        """Blocks either side put in the class."""
+        return self.model + self.heuristic
+
+    @property
+    def disagreeing(self) -> int:
+        """Blocks one side put in the class and the other did not."""
+        return self.blocks - self.model_agreed - self.heuristic_agreed
+
+    @property
+    def agreement(self) -> float | None:
+        """Share of the class's blocks both sides agree on (None when neither saw one)."""
+        return None if not self.blocks else 1 - self.disagreeing / self.blocks
+
+    def __add__(self, other: ClassAgreement) -> ClassAgreement:
+        return ClassAgreement(
+            self.label,
+            self.model + other.model,
+            self.model_agreed + other.model_agreed,
+            self.heuristic + other.heuristic,
+            self.heuristic_agreed + other.heuristic_agreed,
+        )
 
 
-def unsure_heading_lines(lines: list[Line], profile: PdfProfile) -> list[Line]:
-    """Return the lines that look like section titles the heuristics cannot type (``auto``).
+def wilson_lower(failures: int, trials: int, z: float = CONFIDENCE_Z) -> float:
+    """Lower bound of the Wilson score interval of ``failures / trials`` (0 when no trials)."""
+    if trials <= 0:
+        return 0.0
+    p = failures / trials
+    denom = 1 + z * z / trials
+    centre = p + z * z / (2 * trials)
+    spread = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+    return max(0.0, (centre - spread) / denom)
 
-    The heuristics make a body-size line a heading only through the outline or a
-    heading style learnt from the profile. Without a trusted outline, a line that
-    is wholly bold at the body size or set in a display size
-    (:mod:`~chunkweave.parsers.pdf.typography`) in a style the profile did not learn, alone
-    in its paragraph unit, clearly shorter than the page's body lines
-    (:data:`UNSURE_MAX_WIDTH_SHARE`), set apart by space above or below
-    (:data:`UNSURE_MIN_GAP`), shaped like a title (no sentence or label
-    punctuation at its end, not a bullet, alone on its row) would end up a paragraph: that is
-    where the layout model decides better. ``lines`` are the page's body lines
-    (furniture and tables removed) in MuPDF order.
+
+def decisive(classes: Iterable[ClassAgreement], outline_trusted: bool) -> list[ClassAgreement]:
+    """Return the classes that decide the route (not the headings under a trusted outline)."""
+    return [c for c in classes if not (outline_trusted and c.label in HEADING_CLASSES)]
+
+
+def outline_headings_lost(classes: Iterable[ClassAgreement]) -> tuple[int, int]:
+    """Return how many of the heuristics' headings the model route loses, and of how many.
+
+    Under a trusted outline the heuristics' headings are the outline's (or numbered
+    or display-size ones it lacks); a heading the model route makes into something
+    else, typically by merging it into a neighbouring box, contradicts the outline.
     """
-    headings = profile.headings
-    if headings.has_outline or not lines:
-        return []
-    body = headings.body_size
-    widest = max(ln.bbox[2] - ln.bbox[0] for ln in lines)
-    out: list[Line] = []
-    for i, ln in enumerate(lines):
-        if not _unlearnt_title_style(ln, headings):
-            continue
-        if ln.bbox[2] - ln.bbox[0] > UNSURE_MAX_WIDTH_SHARE * widest:
-            continue
-        text = ln.text.strip()
-        if len(text) > MAX_HEADING_CHARS or text.endswith((".", ",", ";", ":")):
-            continue
-        if is_bulleted(text) or not plausible_heading_text(text, False):
-            continue
-        prev = lines[i - 1] if i else None
-        nxt = lines[i + 1] if i + 1 < len(lines) else None
-        if not _alone(ln, prev, nxt, body):
-            continue
-        if any(o is not ln and same_row(ln.bbox, o.bbox) for o in lines):
-            continue
-        out.append(ln)
-    return out
+    heads = [c for c in classes if c.label in HEADING_CLASSES]
+    return sum(c.heuristic - c.heuristic_agreed for c in heads), sum(c.heuristic for c in heads)
 
 
-def _unlearnt_title_style(ln: Line, headings: HeadingModel) -> bool:
-    """Return True for bold body-size or display-size type in no learnt heading style."""
-    body = headings.body_size
-    if ln.mono or ln.size < body - BODY_SIZE_TOLERANCE:
-        return False
-    if not (is_display_size(ln.size, body) or (ln.bold and is_body_size(ln.size, body))):
-        return False
-    return ln.style not in headings.style_levels and ln.style != headings.title_style
-
-
-def _alone(ln: Line, prev: Line | None, nxt: Line | None, body: float) -> bool:
-    """Return True when ``ln`` is a unit of its own, with space above or below it."""
-    near = [o for o in (prev, nxt) if o is not None]
-    if any(len(split_units([o, ln] if o is prev else [ln, o], body)) == 1 for o in near):
-        return False
-    gap_above = ln.bbox[1] - prev.bbox[3] if prev is not None else ln.height
-    gap_below = nxt.bbox[1] - ln.bbox[3] if nxt is not None else ln.height
-    return max(gap_above, gap_below) >= UNSURE_MIN_GAP * ln.height
-
-
-def decide_route(
-    page: pymupdf.Page,
-    profile: PdfProfile,
-    lines: list[Line],
-    tables: list[Element],
-    route: Route,
-    unexplained_rules: bool,
+def decide_document(
+    classes: Sequence[ClassAgreement], outline_trusted: bool
 ) -> tuple[Decision, str]:
-    """Decide whether the page goes to the layout model, and why (cheapest checks first)."""
-    if route == "model":
-        return "model", "accurate"
-    if route == "heuristic":
-        return "heuristic", "fast"
-    if page_is_complex(page, lines, unexplained_rules):
-        return "model", "complex"
-    headings = profile.headings
-    # Cheapest first: without a line in an unlearnt title style nothing can be unsure.
-    if headings.has_outline or not any(_unlearnt_title_style(ln, headings) for ln in lines):
-        return "heuristic", "plain"
-    body = _outside_furniture(outside(lines, boxes_of(tables)), page, profile)
-    if len(unsure_heading_lines(body, profile)) >= MIN_UNSURE_LINES:
-        return "model", "unsure headings"
-    return "heuristic", "plain"
-
-
-def _outside_furniture(lines: list[Line], page: pymupdf.Page, profile: PdfProfile) -> list[Line]:
-    furniture = profile.furniture.classify(
-        lines, page.rect.height, profile.body_size, page=page.number, outline=profile.outline
-    )
-    return [ln for i, ln in enumerate(lines) if i not in furniture]
+    """Return the document's route and a short reason, from the sample's agreement."""
+    if outline_trusted:
+        lost, heads = outline_headings_lost(classes)
+        if wilson_lower(lost, heads) > TOLERANCE:
+            return "heuristic", (
+                f"the model route loses {lost} of the {heads} outline-backed headings "
+                f"(lower bound {wilson_lower(lost, heads):.2f} > tolerance {TOLERANCE:.2f}): "
+                "it contradicts the outline"
+            )
+    counted = decisive(classes, outline_trusted)
+    blocks = sum(c.blocks for c in counted)
+    wrong = sum(c.disagreeing for c in counted)
+    if blocks == 0:
+        return "heuristic", "no decisive blocks in the sample"
+    bound = wilson_lower(wrong, blocks)
+    detail = f"{wrong} of {blocks} decisive blocks disagree, lower bound {bound:.2f}"
+    if bound > TOLERANCE:
+        return "model", f"{detail} > tolerance {TOLERANCE:.2f}"
+    return "heuristic", f"{detail} <= tolerance {TOLERANCE:.2f}"

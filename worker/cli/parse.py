@@ -10,6 +10,7 @@ import click
 from chunkweave.parsers import ParsedDocument, ParseOptions, parse_document
 from chunkweave.parsers.document import ParserName, PdfMode
 from chunkweave.parsers.elements import Element, table_to_markdown
+from chunkweave.parsers.pdf.calibrate import recorded_routes
 from chunkweave.worker.cli.common import friendly_errors
 
 
@@ -42,16 +43,26 @@ def register(group: click.Group) -> None:
     show_default=True,
     help=(
         "PDF layout analysis. fast: heuristics only. accurate: the pymupdf-layout model on "
-        "every page (slow). auto: heuristics, plus the model's faster geometry-only variant "
-        "on the pages where they cannot be trusted: complex pages (table rules no table "
-        "explains, 3+ columns, text over images) and, without a usable PDF outline, pages "
-        "with short bold or large lines set apart like titles that no heading style learnt "
-        "from the document explains. Outline entries keep the outline's levels."
+        "every page (slow). auto: decides per document: the model's faster geometry-only "
+        "variant runs on a sample of pages (the first three, then pages spread through the "
+        "rest, eight in all) and its block classes are compared with the heuristics'; when "
+        "they disagree beyond a margin the model parses every page, otherwise the "
+        "heuristics do, with the heading styles the model confirmed. Outline entries keep "
+        "the outline's levels. --explain shows the decision."
     ),
 )
 @click.option("--ocr/--no-ocr", default=True, show_default=True, help="OCR pages without text.")
 @click.option("--password", default=None, help="Password for an encrypted PDF.")
 @click.option("--page-markers", is_flag=True, help="md only: mark where each page starts.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help=(
+        "PDF: print how the document was routed instead of its elements: the sampled "
+        "pages, the model's and the heuristics' agreement per block class, the route and "
+        "why, the heading styles the model confirmed, and the pages per route."
+    ),
+)
 @friendly_errors
 def parse_command(
     file: str,
@@ -61,6 +72,7 @@ def parse_command(
     ocr: bool,
     password: str | None,
     page_markers: bool,
+    explain: bool,
 ) -> None:
     """Parse FILE (PDF or DOCX, detected from its bytes) and print its elements.
 
@@ -70,10 +82,16 @@ def parse_command(
     opts = ParseOptions.model_validate(
         {"parser": parser, "mode": mode, "ocr": ocr, "password": password}
     )
-    doc = parse_document(file, opts)
+    with recorded_routes() as routes:
+        doc = parse_document(file, opts)
     for warning in doc.warnings:
         click.echo(f"warning: {file}: {warning}", err=True)
-    if fmt == "jsonl":
+    if explain:
+        if not routes:
+            click.echo(f"{file}: {doc.format} documents have no PDF route to explain")
+        for explanation in routes:
+            click.echo("\n".join(explanation.lines()))
+    elif fmt == "jsonl":
         for el in doc.elements:
             click.echo(json.dumps(element_record(el), ensure_ascii=False))
     elif fmt == "json":
