@@ -211,6 +211,17 @@ class WeaviateSession:
             enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
         )
 
+    def resolve(self, name: str) -> str:
+        """Return the collection ``name`` serves when it is an alias, else ``name``.
+
+        The tenants and schema endpoints do not resolve an alias; objects, batches
+        and searches do.
+        """
+        if not self.cfg.versioned:
+            return name
+        alias = self.retry(f"reading alias {name}", lambda: self.client.alias.get(alias_name=name))
+        return alias.collection if alias is not None else name
+
     def ensure_tenant(self, name: str) -> None:
         """Create the configured tenant on collection ``name`` if it is missing.
 
@@ -220,11 +231,7 @@ class WeaviateSession:
         tenant = self.cfg.tenant
         if not self.cfg.multi_tenancy or not tenant:
             return
-        if self.cfg.versioned:  # the tenants endpoints do not resolve an alias
-            alias = self.retry(
-                f"reading alias {name}", lambda: self.client.alias.get(alias_name=name)
-            )
-            name = alias.collection if alias is not None else name
+        name = self.resolve(name)
         tenants = self.client.collections.use(name).tenants
 
         def _ensure() -> None:

@@ -169,7 +169,7 @@ class WeaviateStore:
         """Return the tenants of the chunk collection (none when multi-tenancy is off)."""
         if not self.cfg.multi_tenancy:
             return []
-        coll = self.client.collections.use(self.cfg.collection)
+        coll = self.client.collections.use(self.session.resolve(self.cfg.collection))
         return sorted(self.session.retry("listing tenants", lambda: coll.tenants.get()))
 
     def delete_tenant(self, tenant: str) -> bool:
@@ -179,7 +179,7 @@ class WeaviateStore:
             raise StoreError("multi-tenancy is off: there are no tenants to delete")
         existed = False
         for name in (self.cfg.collection, self.cfg.ledger_collection):
-            tenants = self.client.collections.use(name).tenants
+            tenants = self.client.collections.use(self.session.resolve(name)).tenants
 
             def _remove(tenants: Any = tenants) -> bool:
                 if not tenants.exists(tenant):
