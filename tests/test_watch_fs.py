@@ -133,3 +133,24 @@ def test_a_change_to_the_sidecar_alone_is_a_change_of_the_document(enq: Enqueuer
     _write(root / "a.pdf.meta.json", b'{"acl": ["team-z"]}')
     again = FolderWatcher(root, enq, reconcile_s=3600, settle_s=0)
     assert again.reconcile() is not None
+
+
+def test_watch_refuses_a_tenant_it_cannot_use_before_watching(tmp_path: Path, monkeypatch):
+    """`watch --tenant` with multi-tenancy off, or a name Weaviate refuses: a usage error."""
+    from click.testing import CliRunner
+
+    from chunkweave.worker.cli import main
+    from chunkweave.worker.settings import get_settings
+
+    monkeypatch.delenv("CHUNKWEAVE_WEAVIATE__MULTI_TENANCY", raising=False)
+    get_settings.cache_clear()
+    off = CliRunner().invoke(main, ["watch", str(tmp_path), "--tenant", "acme"])
+    assert off.exit_code == 2 and "multi-tenancy is off" in off.output
+    monkeypatch.setenv("CHUNKWEAVE_WEAVIATE__MULTI_TENANCY", "true")
+    get_settings.cache_clear()
+    try:
+        bad = CliRunner().invoke(main, ["watch", str(tmp_path), "--tenant", "a/../b"])
+        assert bad.exit_code == 2 and "tenant 'a/../b'" in bad.output
+        assert "watching" not in bad.output
+    finally:
+        get_settings.cache_clear()

@@ -77,13 +77,26 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 @click.command()
 @click.argument("source")
 @click.option("--polling", is_flag=True, help="Poll the folder (network filesystems).")
+@click.option(
+    "--tenant",
+    default=None,
+    help="Tenant every document goes to (multi-tenancy on; default: settings).",
+)
 @friendly_errors
-def watch(source: str, polling: bool) -> None:
+def watch(source: str, polling: bool, tenant: str | None) -> None:
     """Watch a folder or s3://bucket/prefix and enqueue new, changed and removed documents."""
     from chunkweave.worker import sources
-    from chunkweave.worker.enqueue import Enqueuer
+    from chunkweave.worker.enqueue import Enqueuer, check_job_tenant
 
+    if tenant is not None:  # refused before anything starts
+        try:
+            tenant = check_job_tenant(tenant, get_settings())
+        except ValueError as err:
+            raise click.UsageError(str(err)) from None
     settings = _producer_settings()
+    if tenant is not None:
+        weaviate = settings.weaviate.model_copy(update={"tenant": tenant})
+        settings = settings.model_copy(update={"weaviate": weaviate})
     enq = Enqueuer(settings)
     stop = threading.Event()
     runner = sources.watcher(source, enq, polling=polling).run
