@@ -75,3 +75,32 @@ def test_reindex_route_needs_the_token_and_refuses_unknown_keys():
         assert bad.status_code == 422
         extra = client.post("/reindex", json={"drop_everything": True}, headers=auth)
         assert extra.status_code == 422
+
+
+def test_accounting_a_retag_is_not_current_in_the_target():
+    # Same file, but the caller's metadata changed since the target read it (a retag).
+    live = LedgerEntry(doc_id="d", source="d", doc_sha1="a", status="ok", meta_sha1="new")
+    stale = live.model_copy(update={"meta_sha1": "old"})
+    assert [e.doc_id for e in account([live], [stale]).missing] == ["d"]
+    assert account([live], [live]).complete
+
+
+def test_a_multi_tenant_store_is_refused_before_anything_is_touched():
+    import pytest
+
+    from chunkweave.storage.config import WeaviateConfig
+    from chunkweave.worker.reindex import (
+        ReindexRefusedError,
+        SpecFactory,
+        dry_run,
+        refuse_multi_tenant,
+        start,
+    )
+
+    refuse_multi_tenant(WeaviateConfig())  # single-tenant: nothing to refuse
+    # Nothing listens on this URL: a refusal that came after a connection would not be this.
+    cfg = WeaviateConfig(url="http://127.0.0.1:9", multi_tenancy=True)
+    settings = Settings(weaviate=cfg, redis_url="redis://127.0.0.1:9/0")
+    for call in (start, dry_run):
+        with pytest.raises(ReindexRefusedError, match="multi-tenant"):
+            call(settings, SpecFactory(settings))

@@ -202,6 +202,24 @@ def build_spec(
     )
 
 
+def refuse_multi_tenant(cfg: WeaviateConfig) -> None:
+    """Refuse a reindex of a multi-tenant store (:class:`ReindexRefusedError`).
+
+    The coordinator accounts for one ledger; a switch of the alias moves every
+    tenant at once, so a reindex that read one tenant's ledger would leave the
+    others' documents behind in the old version. Until it walks every tenant, a
+    multi-tenant store is rebuilt by re-ingesting into new collections.
+    """
+    if cfg.multi_tenancy:
+        raise ReindexRefusedError(
+            f"{cfg.collection} is multi-tenant: chunkweave reindex does not rebuild a "
+            "multi-tenant store yet (a switch would move every tenant, and it accounts "
+            "for one); point CHUNKWEAVE_WEAVIATE__COLLECTION and "
+            "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION at new names and re-ingest each "
+            "tenant's documents instead"
+        )
+
+
 def start(settings: Settings, spec_for: SpecFactory, *, abandon: bool = False) -> ReindexState:
     """Record the target version and take the lock; resume an unfinished one.
 
@@ -210,6 +228,7 @@ def start(settings: Settings, spec_for: SpecFactory, *, abandon: bool = False) -
     refused (``abandon`` drops it first).
     """
     cfg = settings.weaviate
+    refuse_multi_tenant(cfg)
     r = redis_client(settings)
     started = time.monotonic()
     with open_catalog(cfg) as catalog:
@@ -618,6 +637,7 @@ __all__ = [
 def dry_run(settings: Settings, spec_for: SpecFactory) -> ReindexPlan:
     """Plan the reindex ``spec_for`` describes (nothing is written or locked)."""
     cfg = settings.weaviate
+    refuse_multi_tenant(cfg)
     with open_catalog(cfg) as catalog:
         live = catalog.live()
         if live is None:
