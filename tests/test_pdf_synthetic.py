@@ -63,3 +63,28 @@ def test_synthetic_structure(tmp_path: Path) -> None:
     assert caption.text.startswith("Table 1") and caption.ref == table.order
     method = next(e for e in doc.elements if e.text == "The method section text.")
     assert method.heading_path == ("2 Method",)
+
+
+def test_monospaced_titles_the_outline_lists_are_headings_and_code_stays_code(
+    tmp_path: Path,
+) -> None:
+    """A book setting its chapter titles in a typewriter face: the outline and size say heading."""
+    doc = pymupdf.open()
+    body = "The chapter text is set in a proportional face at the body size, as prose is."
+    for title in ("PREFACE", "INTRODUCTION"):
+        page = doc.new_page()
+        page.insert_text((72, 90), title, fontsize=15, fontname="cour")
+        y = 130.0
+        for _ in range(12):
+            page.insert_text((72, y), body, fontsize=10.5, fontname="tiro")
+            y += 14
+        page.insert_text((72, y + 10), "x = compute(y)", fontsize=10.5, fontname="cour")
+    doc.set_toc([[1, "PREFACE", 1], [1, "INTRODUCTION", 2]])
+    path = tmp_path / "typewriter.pdf"
+    doc.save(path)
+    for mode in ("fast", "auto"):
+        parsed = parse_pdf(path, ParseOptions(mode=mode))
+        headings = [(e.text, e.page) for e in parsed.elements if e.type == "heading"]
+        assert headings == [("PREFACE", 1), ("INTRODUCTION", 2)], mode
+        code = [e.text for e in parsed.elements if e.type == "code"]
+        assert code == ["x = compute(y)", "x = compute(y)"], mode

@@ -36,7 +36,7 @@ from chunkweave.parsers.pdf.headings import (
 from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
 from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
 from chunkweave.parsers.pdf.text import Line, join_lines
-from chunkweave.parsers.pdf.typography import set_close
+from chunkweave.parsers.pdf.typography import is_display_size, set_close
 
 _BULLETS = "•◦▪▫‣∙·●○■□►▶➢✓✔❖–—-*\ufffd\uf0b7\uf0a7\uf0d8\uf076\uf0fc"
 _BULLET = re.compile(rf"^[{re.escape(_BULLETS)}](?:\s+|(?=[A-Za-z(]))")
@@ -174,6 +174,12 @@ def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Elem
     if hint == "formula":
         return _element("formula", text, unit, ctx)
     if mono and hint not in ("section-header", "title", "caption"):
+        # Code is set at the body size; a monospaced line the outline lists on its
+        # page, or one at display size, is a heading when the heading model agrees.
+        if _listed(text, ctx) or is_display_size(max(ln.size for ln in unit), body):
+            heading = _heading(text, unit, hint, ctx)
+            if heading is not None:
+                return heading
         return _element("code", code_text(unit), unit, ctx)
     if hint == "caption" or (hint in (None, "text") and _is_caption(text, unit, body)):
         return _element("caption", text, unit, ctx)
@@ -189,6 +195,11 @@ def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Elem
         # Body text back at (or left of) the outermost marker ends the list.
         ctx.list_stack.clear()
     return _element("paragraph", text, unit, ctx)
+
+
+def _listed(text: str, ctx: PageContext) -> bool:
+    """Return True when the outline lists ``text`` on the unit's page (nothing consumed)."""
+    return ctx.outline is not None and ctx.outline.match(text, ctx.page, consume=False) is not None
 
 
 def _numbered_title(text: str, unit: list[Line], ctx: PageContext) -> bool:
