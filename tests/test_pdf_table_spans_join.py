@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
 from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.join import join_continuations
-from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans
+from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans, header_depth
 from chunkweave.parsers.structure import finalize
 from tests.chunk_helpers import make_doc
 
@@ -64,6 +64,36 @@ def test_a_data_row_span_and_a_title_row_keep_their_text_in_the_first_cell() -> 
     grid = _grid(["TTT", "abc", "GGG", "def"])
     texts = (("Title", "", ""), ("K", "2007", "2008"), ("Group", "", ""), ("x", "1", "2"))
     assert fill_spans(texts, covering_cells(grid)) == texts
+
+
+def test_a_group_label_over_named_columns_makes_a_two_level_header() -> None:
+    # "TEDs" spans three columns named in the second row; the other labels span both rows.
+    two_level = _grid(["aTTTb", "acdeb", "fghij", "klmno"])
+    assert header_depth(covering_cells(two_level), 4, 5) == 2
+    # A row-spanning key in the data ("GMC" over two rows), no group label: one header row.
+    assert header_depth(covering_cells(_grid(["abcd", "efgh", "eijk", "lmno"])), 4, 4) == 1
+    # A group label whose second row holds data beside it: one header row.
+    assert header_depth(covering_cells(_grid(["aMMd", "bcef", "bghi", "jklm"])), 4, 4) == 1
+    # A title across the whole first row is no group label.
+    assert header_depth(covering_cells(_grid(["TTT", "abc", "def", "ghi"])), 4, 3) == 1
+    # Header and one row only: the data row is never taken into the header.
+    assert header_depth(covering_cells(_grid(["aTTb", "acdb"])), 2, 4) == 1
+
+
+def test_a_two_level_header_repeats_in_every_row_group_and_names_the_columns() -> None:
+    rows = (
+        ("Layers", "TEDs", "TEDs", "Time"),
+        ("Layers", "simple", "all", "Time"),
+        ("6", "0.965", "0.955", "2.73"),
+        ("4", "0.938", "0.927", "1.97"),
+    )
+    doc = make_doc([table_element(rows, 2, page=1, bbox=(0.0, 0.0, 100.0, 100.0))])
+    opts = ChunkOptions(max_tokens=40, min_tokens=0)
+    chunks = chunk_document(doc, opts, ApproxTokenCounter(), doc_id="d", source="t.pdf")
+    tables = [c for c in chunks if c.type == "table"]
+    assert len(tables) >= 2 and all("TEDs / simple" in c.text for c in tables)
+    assert all("TEDs / simple:" in c.embed_text for c in tables)
+    assert not any(c.embed_text.rstrip().endswith("Time") for c in tables)  # no label-only piece
 
 
 def _table(rows, page: int, bbox=(50.0, 500.0, 550.0, 780.0)) -> Element:

@@ -23,7 +23,7 @@ import pymupdf
 from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.geometry import BBox, intersects
 from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
-from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans
+from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans, header_depth
 from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
@@ -101,6 +101,8 @@ def _extract(page: pymupdf.Page, page_no: int, grids: list, gaps: bool = False) 
         if not _valid_content(rows, (x0, y0, x1, y1), page.rect):
             continue
         header = 1 if not t.header.external and len(rows) > 1 else 0
+        if header and len(rows) == len(t.rows) > 3:  # one text row per grid row
+            header = header_depth(covering_cells(t), len(rows), len(rows[0]))
         element = table_element(rows, header, page=page_no, bbox=(x0, y0, x1, y1))
         out.append(PageTable(element=element, bbox=(x0, y0, x1, y1)))
     return out

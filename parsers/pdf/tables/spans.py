@@ -12,6 +12,10 @@ columns ("Modern method" over seven) leaves six columns without it. So:
   gets it too, unless one merged cell spans that whole row (a title, not labels);
 - other column spans (a group label drawn across a data row) keep their text in
   the first cell only, so the row is not repeated across the table.
+
+A two-level header is told by its spans too (:func:`header_depth`): a first-row
+label spanning several columns over a second row that names them, with the
+first row's other labels reaching down through that second row.
 """
 
 from __future__ import annotations
@@ -79,3 +83,28 @@ def fill_spans(
         if row_span or header_span:
             out[r][c] = out[q][k]
     return tuple(tuple(row) for row in out)
+
+
+def header_depth(owners: dict[Position, Position], n_rows: int, n_cols: int) -> int:
+    """Return how many leading rows are header: 2 for a two-level header, else 1.
+
+    The second row is header when every position of it is either covered from the
+    first row (a label spanning both rows) or sits under a first-row label spanning
+    columns (a group label, the second row naming its columns), and there is at
+    least one such group label. A row-spanning key in a data row (no group label
+    above) changes nothing; at least one data row is always left.
+    """
+    if n_rows < 3 or n_cols < 2:
+        return 1
+    grouped: set[int] = set()  # first-row columns under a label spanning columns
+    for (r, c), (q, k) in owners.items():
+        if r == 0 and q == 0 and k < c:
+            grouped.update((k, c))
+    if not grouped or len(grouped) >= n_cols:  # none, or one title across the row
+        return 1
+    for c in range(n_cols):
+        owner = owners.get((1, c))
+        spans_down = owner is not None and owner[0] == 0 and owner[1] == c
+        if not spans_down and c not in grouped:
+            return 1
+    return 2
