@@ -252,3 +252,39 @@ def test_documents_without_an_acl_are_public_only_when_the_collection_says_so(
     finally:
         store.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
         store.close()
+
+
+@pytest.mark.integration
+def test_workers_adding_the_same_new_key_at_once_all_start(weaviate_cfg):
+    """Worker processes start together: each finds a new key missing and adds it."""
+    import threading
+
+    from chunkweave.storage.weaviate.schema import metadata_properties
+    from chunkweave.storage.weaviate.tenancy import add_missing_properties
+
+    identity = EmbedderIdentity("test-embedder", 16)
+    store = WeaviateStore.open(weaviate_cfg, identity)
+    try:
+        for round_ in range(3):
+            declared = MetadataConfig(fields={f"key{round_}": "string"})
+            props = metadata_properties(declared)
+            start, errors = threading.Barrier(6), []
+
+            def add(props=props, start=start, errors=errors) -> None:
+                start.wait()
+                try:
+                    add_missing_properties(store.session, props, collection=store.serves)
+                except StoreError as err:
+                    errors.append(err)
+
+            threads = [threading.Thread(target=add) for _ in range(6)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=60)
+            assert errors == []
+            coll = store.client.collections.use(store.serves or weaviate_cfg.collection)
+            names = [p.name for p in coll.config.get().properties]
+            assert names.count(f"key{round_}") == 1
+    finally:
+        store.close()

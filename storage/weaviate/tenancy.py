@@ -9,6 +9,7 @@ only ever added to a collection, never changed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from weaviate.classes.config import Property
 from weaviate.exceptions import WeaviateBaseError
@@ -78,14 +79,25 @@ def add_missing_properties(
     name = collection or session.cfg.collection
     collections = session.client.collections
 
+    def _have() -> dict[str, Any]:
+        return {p.name: p.data_type for p in collections.use(name).config.get().properties}
+
     def _add() -> None:
-        config = collections.use(name).config.get()
-        have = {p.name: p.data_type for p in config.properties}
+        have = _have()
         for prop in props:
             kind = have.get(prop.name)
             if kind is None:
-                collections.use(name).config.add_property(prop)
-            elif kind.value != prop.dataType.value:
+                try:
+                    collections.use(name).config.add_property(prop)
+                    continue
+                except WeaviateBaseError:
+                    # Another worker starting at the same time may have added it first
+                    # (or created the collection with it): then it is there now.
+                    have = _have()
+                    kind = have.get(prop.name)
+                    if kind is None:
+                        raise
+            if kind.value != prop.dataType.value:
                 raise StoreError(
                     f"collection {name!r} has property {prop.name!r} as {kind.value}, "
                     f"but the metadata config declares {prop.dataType.value}; use another "
