@@ -177,10 +177,7 @@ class IndexCatalog:
     # -- aliases -----------------------------------------------------------------
     def alias_target(self, name: str) -> str | None:
         """Return the collection alias ``name`` points at, or ``None`` when it is no alias."""
-        got = self.session.retry(
-            f"reading alias {name}", lambda: self.session.client.alias.get(alias_name=name)
-        )
-        return None if got is None else str(got.collection)
+        return self.session.alias_target(name)
 
     def is_plain(self, name: str) -> bool:
         """Whether ``name`` is a collection (not an alias)."""

@@ -211,6 +211,11 @@ class WeaviateSession:
             enabled=True, auto_tenant_creation=True, auto_tenant_activation=True
         )
 
+    def alias_target(self, name: str) -> str | None:
+        """Return the collection alias ``name`` points at, or ``None`` when it is no alias."""
+        got = self.retry(f"reading alias {name}", lambda: self.client.alias.get(alias_name=name))
+        return None if got is None else str(got.collection)
+
     def resolve(self, name: str) -> str:
         """Return the collection ``name`` serves when it is an alias, else ``name``.
 
@@ -219,8 +224,7 @@ class WeaviateSession:
         """
         if not self.cfg.versioned:
             return name
-        alias = self.retry(f"reading alias {name}", lambda: self.client.alias.get(alias_name=name))
-        return alias.collection if alias is not None else name
+        return self.alias_target(name) or name
 
     def ensure_tenant(self, name: str) -> None:
         """Create the configured tenant on collection ``name`` if it is missing.

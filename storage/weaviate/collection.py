@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import NamedTuple
 
-from weaviate.classes.config import Configure
+from weaviate.classes.config import Configure, Property
 from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError
@@ -30,6 +30,7 @@ from chunkweave.storage.weaviate.schema import (
     parse_identity,
     parse_schema_version,
 )
+from chunkweave.storage.weaviate.tenancy import add_missing_properties
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +83,7 @@ def serving(session: WeaviateSession) -> str | None:
     """Return the collection the configured name serves now (``None`` when not versioned)."""
     if not session.cfg.versioned:
         return None
-    catalog = IndexCatalog(session)
-    return catalog.alias_target(catalog.alias) or catalog.alias
+    return session.resolve(session.cfg.collection)
 
 
 def ensure_versioned(session: WeaviateSession, identity: EmbedderIdentity) -> str | None:
@@ -155,15 +155,17 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
         )
         regions = any(p.name == REGIONS for p in config.properties)
         have = {p.name for p in config.properties}
-        for prop in CHUNK_PROPERTIES:
-            if prop.name in ADDED_IN_PLACE and prop.name not in have:
-                # Schema changes do not follow an alias: the collection it serves.
-                collections.use(served or name).config.add_property(prop)
+        lacking[:] = [
+            p for p in CHUNK_PROPERTIES if p.name in ADDED_IN_PLACE and p.name not in have
+        ]
         return parse_schema_version(config.description), keyword, regions
 
+    lacking: list[Property] = []
     try:
         served = ensure_versioned(session, identity)
         version, keyword_index, regions = session.retry(f"creating collection {name}", _ensure)
+        if lacking:  # to the collection an alias serves; another worker may add them too
+            add_missing_properties(session, lacking, collection=served)
         session.ensure_tenant(name)
     except WeaviateBaseError as err:
         raise StoreError(f"creating collection {name}: {err}") from err

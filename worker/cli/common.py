@@ -46,3 +46,29 @@ def friendly_errors(func: F) -> F:
 def echo_json(obj: Any) -> None:
     """Print one JSON document on stdout (sorted keys, UTF-8)."""
     click.echo(json.dumps(obj, ensure_ascii=False, sort_keys=True))
+
+
+def metadata_options(func: F) -> F:
+    """Add ``--meta``, ``--meta-file`` and ``--tenant``, as ``enqueue`` and ``ingest`` take them.
+
+    Precedence (``worker.enqueue.command_line_metadata``, ``Enqueuer.doc_metadata``):
+    ``--meta`` over ``--meta-file``, both over a file's sidecar ``NAME.meta.json``.
+    """
+    options = (
+        click.option(
+            "--meta",
+            "meta",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Caller metadata on every chunk (a declared key, or acl); repeatable.",
+        ),
+        click.option(
+            "--meta-file",
+            type=click.Path(dir_okay=False),
+            help="A JSON object of metadata (--meta wins over it; it wins over sidecars).",
+        ),
+        click.option("--tenant", default=None, help="Store the documents in this tenant."),
+    )
+    for option in reversed(options):
+        func = option(func)
+    return func

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import click
 
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
 from chunkweave.worker.jobs import DocState, JobState
 from chunkweave.worker.runtime import with_running_redis, yield_cpu
 from chunkweave.worker.settings import Settings, get_settings
@@ -177,19 +177,7 @@ def serve(
 @click.option("--force", is_flag=True, help="Re-process even unchanged documents.")
 @click.option("--webhook", default=None, help="URL to POST the job summary to when done.")
 @click.option("--json", "as_json", is_flag=True, help="Print {job_id, total} as JSON.")
-@click.option(
-    "--meta",
-    "meta",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Caller metadata on every chunk (a declared key, or acl); repeatable.",
-)
-@click.option(
-    "--meta-file",
-    type=click.Path(dir_okay=False),
-    help="A JSON object of metadata (--meta wins; sidecars NAME.meta.json add theirs).",
-)
-@click.option("--tenant", default=None, help="Store the documents in this tenant.")
+@metadata_options
 @friendly_errors
 def enqueue(
     sources: tuple[str, ...],

@@ -37,7 +37,7 @@ from chunkweave.storage.protocols import ChunkStore
 from chunkweave.storage.stores import open_store
 from chunkweave.storage.values import DocOutcome, EmbedderIdentity
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
 from chunkweave.worker.enqueue import Enqueuer, check_job_tenant, command_line_metadata
 from chunkweave.worker.settings import Settings, get_settings
 
@@ -229,19 +229,7 @@ def _check(
 @click.option("--workers", type=click.IntRange(min=1), help="Processes (default: CPUs, max 4).")
 @click.option("--force", is_flag=True, help="Re-parse even documents the ledger says are current.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
-@click.option(
-    "--meta",
-    "meta",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Caller metadata on every chunk (a declared key, or acl); repeatable.",
-)
-@click.option(
-    "--meta-file",
-    type=click.Path(dir_okay=False),
-    help="A JSON object of metadata (--meta wins over it; it wins over sidecars).",
-)
-@click.option("--tenant", default=None, help="Store the documents in this tenant.")
+@metadata_options
 @friendly_errors
 def ingest(
     paths: tuple[str, ...],
