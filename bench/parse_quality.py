@@ -109,7 +109,7 @@ class Tally:
             self.t_gt += ts.n_gt
             self.t_shape += ts.shape_ok
         if gt.source != "docling":
-            leaked, pages = running_line_leaks(items)
+            leaked, pages = running_line_leaks(items, gt.headings)
             self.proxy_leaked += leaked
             self.proxy_pages += pages
             return  # no text or furniture annotation

@@ -202,7 +202,9 @@ RUNNING_MIN_SHARE = 0.2
 EDGE_ITEMS = 2
 
 
-def running_line_leaks(items: list[Item]) -> tuple[int, int]:
+def running_line_leaks(
+    items: list[Item], headings: list[GtHeading] | None = None
+) -> tuple[int, int]:
     """Furniture seen in the body without ground truth: ``(leaked items, pages)``.
 
     A proxy for documents with no header/footer annotation, applied the same way to
@@ -212,19 +214,23 @@ def running_line_leaks(items: list[Item]) -> tuple[int, int]:
     is at most 12 words and sits at the same edge on at least
     :data:`RUNNING_MIN_PAGES` pages and :data:`RUNNING_MIN_SHARE` of all pages (a
     running title or "Chapter 2 | 17" footer). Furniture a system labels as such
-    and table cells are not body.
+    and table cells are not body. An edge item that is one of the ground truth's
+    ``headings`` on its page (a figure label such as "Drawing 4" that the document's
+    own outline lists on every drawing page) is a heading, not a running line.
     """
+    listed = {(h.page, normalize_heading(h.text)) for h in headings or () if h.page is not None}
     pages: dict[int, list[str]] = {}
     for it in items:
         if it.kind in ("text", "heading") and it.page is not None:
             pages.setdefault(it.page, []).append(normalize_text(it.text))
     n_pages = len(pages)
     edges: list[tuple[str, str]] = []  # (edge, text)
-    for texts in pages.values():
+    for page, texts in pages.items():
         k = min(EDGE_ITEMS, len(texts))
-        edges += [("top", t) for t in texts[:k]]
+        edge_items = [("top", t) for t in texts[:k]]
         # An item near both edges (a short page) counts once, at the top.
-        edges += [("bottom", t) for t in texts[max(k, len(texts) - k) :]]
+        edge_items += [("bottom", t) for t in texts[max(k, len(texts) - k) :]]
+        edges += [(e, t) for e, t in edge_items if (page, normalize_heading(t)) not in listed]
     seen: Counter[tuple[str, str]] = Counter()
     for edge, t in edges:
         if t and len(t.split()) <= 12:

@@ -225,6 +225,25 @@ def test_running_line_proxy_counts_edge_repeats_and_page_numbers() -> None:
     assert running_line_leaks([Item("text", "Unique", page=1)]) == (0, 1)
 
 
+def test_running_line_proxy_spares_headings_the_ground_truth_lists_on_the_page() -> None:
+    from bench.groundtruth import GtHeading
+
+    items = []
+    for page in range(1, 7):
+        items += [
+            Item("heading", f"Drawing {page}", page=page),
+            Item("text", f"Figure body {'abcdef'[page - 1] * 3}.", page=page),
+        ]
+    # Without the outline, "Drawing #" at the top of every page looks like a running line.
+    assert running_line_leaks(items)[0] == 6
+    outline = [GtHeading(f"Drawing {p}", 2, page=p) for p in range(1, 6)]
+    # Listed on its own page, it is a heading. Page 6's label is not listed, but alone
+    # it no longer repeats on 3 pages; a label listed for another page still counts.
+    assert running_line_leaks(items, outline)[0] == 0
+    moved = [GtHeading(f"Drawing {p}", 2, page=p + 1) for p in range(1, 6)]
+    assert running_line_leaks(items, moved)[0] == 6
+
+
 def test_level_accuracy_is_ranked_per_document() -> None:
     from bench.groundtruth import GroundTruth
     from bench.parse_quality import Tally
