@@ -100,6 +100,21 @@ class OutlineIndex:
                 return level
         return None
 
+    def continued_by(self, first: str, joined: str, page: int) -> bool:
+        """Tell whether the outline reads ``joined`` as one title that ``first`` only starts.
+
+        True when ``joined`` is an entry of ``page`` (or the page before), or a long
+        start of one, and ``first`` alone is not that entry.
+        """
+        head, key = match_key(first), match_key(joined)
+        if len(key) <= len(head):
+            return False
+        for p in (page, page - 1):
+            for _, entry in self.by_page.get(p, ()):
+                if entry != head and (entry == key or (len(key) >= 12 and entry.startswith(key))):
+                    return True
+        return False
+
     def fresh(self) -> OutlineIndex:
         """Return a copy with no entries consumed (one per parse)."""
         return OutlineIndex(by_page=self.by_page)

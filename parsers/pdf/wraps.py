@@ -1,0 +1,115 @@
+"""One item that the page's boxes cut in two, put back together on its page.
+
+A PDF producer (or the layout model) may set an item's parts in separate blocks:
+
+- a *hanging marker*: "[0044]", "3.", "(b)" in a box of its own at the margin, with
+  the item's text in the next box on the same line, to its right;
+- a *wrapped heading*: a title whose second line is a block of its own (centred under
+  the first, say), which reads as a second heading or a stray paragraph.
+
+Both are joined by geometry, and a wrapped heading only on the evidence of the
+document's outline: the joined text must be (the start of) an outline entry of its
+page that the first line alone is not. Without an outline two stacked headings stay
+two, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.geometry import enclose
+from chunkweave.parsers.pdf.text import join_lines
+
+#: A marker alone: bracketed or punctuated numbers and letters, or a bullet.
+_MARKER = re.compile(
+    r"^(?:[\[(（]\d{1,5}[\])）]|\d{1,3}[.)]|[\[(]?[a-zA-Z][.)\]]|[\[(]?[ivxIVX]{1,5}[.)\]]"
+    r"|[•◦▪‣∙●○■□►▶➢❖–\-*\uf0b7\uf0a7])$"
+)
+_BULLET_ONLY = re.compile(r"^[•◦▪‣∙●○■□►▶➢❖–\-*\uf0b7\uf0a7]$")
+_TEXT_TYPES = ("paragraph", "list_item")
+#: The text may start this many marker heights to the right of the marker.
+MARKER_REACH = 8.0
+#: A heading's next line starts within this many line heights of its last one.
+WRAP_GAP = 0.8
+_SENTENCE_END = (".", "!", "?")
+
+
+def join_hanging_markers(elements: list[Element]) -> list[Element]:
+    """Join each lone marker to the text that starts on its line, to its right."""
+    out: list[Element] = []
+    for el in elements:
+        prev = out[-1] if out else None
+        if prev is not None and _hangs(prev, el):
+            out[-1] = _with_marker(prev, el)
+        else:
+            out.append(el)
+    return out
+
+
+def _hangs(marker: Element, el: Element) -> bool:
+    if marker.type not in _TEXT_TYPES or el.type not in _TEXT_TYPES:
+        return False
+    if marker.page != el.page or marker.bbox is None or el.bbox is None:
+        return False
+    if not _MARKER.match(marker.text.strip()):
+        return False
+    mx0, my0, mx1, my1 = marker.bbox
+    ex0, ey0, _, _ = el.bbox
+    height = max(my1 - my0, 1.0)
+    # The text's first line is the marker's line: its top within the marker's box.
+    same_line = my0 - 0.5 * height <= ey0 <= my0 + 0.5 * height
+    return same_line and mx1 - 1.0 <= ex0 <= mx1 + MARKER_REACH * height
+
+
+def _with_marker(marker: Element, el: Element) -> Element:
+    text = el.text if _BULLET_ONLY.match(marker.text.strip()) else f"{marker.text} {el.text}"
+    assert marker.bbox is not None and el.bbox is not None
+    return el.model_copy(
+        update={
+            "type": "list_item",
+            "text": text,
+            "bbox": enclose([marker.bbox, el.bbox]),
+            "level": marker.level or el.level or 1,
+        }
+    )
+
+
+def join_wrapped_headings(
+    elements: list[Element], continues: Callable[[str, str, int], bool]
+) -> list[Element]:
+    """Join a heading with the line below it when the outline names them as one.
+
+    ``continues(first, joined, page)`` is the outline's say: True when ``joined`` is
+    (the start of) an entry of ``page`` that ``first`` alone is not.
+    """
+    out: list[Element] = []
+    for el in elements:
+        prev = out[-1] if out else None
+        if prev is not None and _wraps(prev, el, continues):
+            assert prev.bbox is not None and el.bbox is not None
+            out[-1] = prev.model_copy(
+                update={
+                    "text": join_lines([prev.text, el.text]),
+                    "bbox": enclose([prev.bbox, el.bbox]),
+                }
+            )
+        else:
+            out.append(el)
+    return out
+
+
+def _wraps(head: Element, el: Element, continues: Callable[[str, str, int], bool]) -> bool:
+    if head.type not in ("heading", "title") or el.type not in ("heading", "paragraph"):
+        return False
+    if head.page != el.page or head.page is None or head.bbox is None or el.bbox is None:
+        return False
+    if head.text.rstrip().endswith(_SENTENCE_END):
+        return False
+    hx0, hy0, hx1, hy1 = head.bbox
+    ex0, ey0, ex1, ey1 = el.bbox
+    line = max(min(ey1 - ey0, hy1 - hy0), 1.0)
+    below = -0.2 * line <= ey0 - hy1 <= WRAP_GAP * line
+    under = ex0 >= hx0 - 2.0 and ex1 <= hx1 + 2.0
+    return below and under and continues(head.text, join_lines([head.text, el.text]), head.page)

@@ -1,0 +1,97 @@
+"""PDF items cut in two by the page's boxes: a hanging marker, a heading wrapped to a new block."""
+
+from __future__ import annotations
+
+from chunkweave.parsers.elements import Element
+from chunkweave.parsers.pdf.headings import OutlineIndex
+from chunkweave.parsers.pdf.wraps import join_hanging_markers, join_wrapped_headings
+
+
+def _el(type_: str, text: str, bbox: tuple[float, float, float, float], page: int = 3, **kw):
+    return Element(type=type_, text=text, page=page, bbox=bbox, order=0, **kw)
+
+
+def test_a_marker_in_its_own_box_joins_the_text_on_its_line() -> None:
+    marker = _el("list_item", "[0044]", (9, 492, 34, 503), level=1)
+    text = _el("paragraph", "For example, when n is 3, the store holds", (64, 494, 532, 518))
+    after = _el("list_item", "[0045] The next paragraph", (9, 527, 532, 553), level=1)
+    out = join_hanging_markers([marker, text, after])
+    assert [e.text for e in out] == [
+        "[0044] For example, when n is 3, the store holds",
+        "[0045] The next paragraph",
+    ]
+    assert out[0].type == "list_item" and out[0].bbox == (9, 492, 532, 518)
+
+
+def test_a_bullet_alone_gives_its_text_the_list_item_without_the_glyph() -> None:
+    out = join_hanging_markers(
+        [
+            _el("paragraph", "•", (50, 100, 55, 110)),
+            _el("paragraph", "Keep it", (62, 100, 200, 110)),
+        ]
+    )
+    assert [(e.type, e.text) for e in out] == [("list_item", "Keep it")]
+
+
+def test_a_marker_is_not_joined_to_text_off_its_line_or_far_away() -> None:
+    marker = _el("list_item", "[0073]", (9, 717, 34, 728))
+    below = _el("paragraph", "Text further down the page", (64, 754, 532, 777))
+    far = _el("paragraph", "Across the page", (400, 717, 532, 728))
+    assert len(join_hanging_markers([marker, below])) == 2
+    assert len(join_hanging_markers([marker, far])) == 2
+    # A bare number is no marker: a page number or a table value may sit there.
+    number = _el("paragraph", "12", (9, 717, 20, 728))
+    assert len(join_hanging_markers([number, _el("paragraph", "x", (30, 717, 90, 728))])) == 2
+    # Nor is a sentence: "[0044]" joins, "See [4]" does not.
+    ref = _el("paragraph", "See [4]", (9, 717, 40, 728))
+    assert len(join_hanging_markers([ref, _el("paragraph", "x", (45, 717, 90, 728))])) == 2
+
+
+_TOC = [
+    [1, "No. 1017. Retail Trade—Establishments, Employees, and Payroll: 1998 and 1999", 3],
+    [
+        1,
+        "No. 1018. Retail Trade—Establishments, Sales, Payroll, and Employees by Kind of "
+        "Business: 1997",
+        3,
+    ],
+]
+
+
+def test_a_heading_wrapped_onto_its_own_block_is_joined_when_the_outline_says_so() -> None:
+    outline = OutlineIndex.from_toc(_TOC)
+    first = _el(
+        "heading",
+        "No. 1017. Retail Trade—Establishments, Employees, and Payroll:",
+        (27, 18, 309, 25),
+        level=1,
+    )
+    second = _el("heading", "1998 and 1999", (72, 26, 137, 33), level=1)
+    body = _el("paragraph", "[1,113.1 represents 1,113,100]", (27, 40, 369, 52))
+    out = join_wrapped_headings([first, second, body], outline.continued_by)
+    assert [e.text for e in out] == [
+        "No. 1017. Retail Trade—Establishments, Employees, and Payroll: 1998 and 1999",
+        body.text,
+    ]
+    assert out[0].bbox == (27, 18, 309, 33)
+    # Three lines join one at a time; a plain paragraph line may be the wrap too.
+    parts = [
+        _el("heading", "No. 1018. Retail Trade—Establishments, Sales,", (27, 18, 309, 25), level=1),
+        _el("paragraph", "Payroll, and Employees by Kind of", (40, 26, 290, 33)),
+        _el("heading", "Business: 1997", (80, 34, 200, 41), level=1),
+    ]
+    assert [e.text for e in join_wrapped_headings(parts, outline.continued_by)] == [_TOC[1][1]]
+
+
+def test_stacked_headings_stay_apart_without_the_outline_saying_they_are_one() -> None:
+    outline = OutlineIndex.from_toc([[1, "Methods", 3], [2, "Data collection", 3]])
+    a = _el("heading", "Methods", (27, 18, 309, 25), level=1)
+    b = _el("heading", "Data collection", (27, 26, 200, 33), level=2)
+    assert len(join_wrapped_headings([a, b], outline.continued_by)) == 2
+    # The outline's entry, but the second line is not below the first: no join.
+    toc = OutlineIndex.from_toc([[1, "Retail Trade Establishments and Employees", 3]])
+    head = _el("heading", "Retail Trade Establishments", (27, 18, 309, 25), level=1)
+    far = _el("paragraph", "and Employees", (27, 80, 200, 87))
+    assert len(join_wrapped_headings([head, far], toc.continued_by)) == 2
+    near = _el("paragraph", "and Employees", (27, 26, 200, 33))
+    assert len(join_wrapped_headings([head, near], toc.continued_by)) == 1
