@@ -180,6 +180,30 @@ def text_layer(page: pymupdf.Page) -> tuple[pymupdf.TextPage, ReadingFrame] | No
     direction most of its characters run in to left-to-right, instead of OCRing the
     image again. None when the layer holds fewer than :data:`MIN_LAYER_CHARS`.
     """
+    weights = _directions(page)
+    if sum(weights.values()) < MIN_LAYER_CHARS:
+        return None
+    return _upright(page, max(weights, key=lambda k: weights[k]))
+
+
+def turned_text(page: pymupdf.Page) -> tuple[pymupdf.TextPage, ReadingFrame] | None:
+    """Return a page's text read upright when most of it runs up or down the page.
+
+    A landscape page set on a portrait one (its ``/Rotate`` turns it for display, or
+    nothing does) draws its text along the page's height; read as it stands, its
+    visual lines would be the few horizontal ones. None when most characters run
+    left to right, or the page holds fewer than :data:`MIN_LAYER_CHARS`.
+    """
+    weights = _directions(page)
+    total = sum(weights.values())
+    way = max(weights, key=lambda k: weights[k]) if weights else (1, 0)
+    if total < MIN_LAYER_CHARS or way == (1, 0) or 2 * weights[way] <= total:
+        return None
+    return _upright(page, way)
+
+
+def _directions(page: pymupdf.Page) -> dict[tuple[int, int], int]:
+    """Characters of the page's own text per direction its lines run (rounded unit vector)."""
     own = page.get_textpage(flags=TEXT_FLAGS)
     weights: dict[tuple[int, int], int] = {}
     for block in page.get_text("dict", textpage=own).get("blocks", ()):
@@ -188,9 +212,14 @@ def text_layer(page: pymupdf.Page) -> tuple[pymupdf.TextPage, ReadingFrame] | No
             way = (round(ux), round(uy))
             n = sum(len(sp["text"].strip()) for sp in line.get("spans", ()))
             weights[way] = weights.get(way, 0) + n
-    if sum(weights.values()) < MIN_LAYER_CHARS:
-        return None
-    ux, uy = max(weights, key=lambda k: weights[k])
+    return weights
+
+
+def _upright(
+    page: pymupdf.Page, way: tuple[int, int]
+) -> tuple[pymupdf.TextPage, ReadingFrame] | None:
+    """Return the page's text in the frame where direction ``way`` runs left to right."""
+    ux, uy = way
     for turn in QUARTER_TURNS:
         frame = ReadingFrame.of(page, turn)
         m = frame.matrix

@@ -87,12 +87,24 @@ class ReadingFrame:
         r = pymupdf.Rect(bbox) * ~self.matrix
         return (r.x0, r.y0, r.x1, r.y1)
 
+    def from_page(self, bbox: BBox) -> BBox:
+        """Map a box of the page's coordinates into the frame."""
+        r = pymupdf.Rect(bbox) * self.matrix
+        return (r.x0, r.y0, r.x1, r.y1)
+
     def element_to_page(self, el: Element) -> Element:
         """Return ``el`` with its boxes in the page's coordinates."""
+        return self._mapped(el, self.to_page)
+
+    def element_from_page(self, el: Element) -> Element:
+        """Return ``el``, boxed in the page's coordinates, with its boxes in the frame."""
+        return self._mapped(el, self.from_page)
+
+    def _mapped(self, el: Element, move: Callable[[BBox], BBox]) -> Element:
         if self.is_page or el.bbox is None:
             return el
-        continued = tuple((p, self.to_page(b)) for p, b in el.continued)
-        return el.model_copy(update={"bbox": self.to_page(el.bbox), "continued": continued})
+        continued = tuple((p, move(b)) for p, b in el.continued)
+        return el.model_copy(update={"bbox": move(el.bbox), "continued": continued})
 
     def render(self, page: pymupdf.Page, dpi: float, gray: bool = False) -> pymupdf.Pixmap:
         """Render the page in this frame: pixel ``(x, y)`` is frame point ``(x, y) * dpi / 72``."""

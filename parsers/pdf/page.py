@@ -29,13 +29,20 @@ from chunkweave.parsers.pdf.figures import page_figures
 from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
 from chunkweave.parsers.pdf.headings import demote_figure_labels, demote_label_runs
 from chunkweave.parsers.pdf.model import LayoutBox, layout_boxes, model_order
-from chunkweave.parsers.pdf.ocr import looks_scanned, ocr_page, tessdata_dir, text_layer
+from chunkweave.parsers.pdf.ocr import (
+    looks_scanned,
+    ocr_page,
+    tessdata_dir,
+    text_layer,
+    turned_text,
+)
 from chunkweave.parsers.pdf.order import reading_order
 from chunkweave.parsers.pdf.orientation import ReadingFrame
 from chunkweave.parsers.pdf.profile import PdfProfile
 from chunkweave.parsers.pdf.route import Decision
 from chunkweave.parsers.pdf.tables import find_tables, model_tables
-from chunkweave.parsers.pdf.text import Line, extract_lines
+from chunkweave.parsers.pdf.text import Line, PageLines, extract_lines
+from chunkweave.parsers.pdf.wraps import join_hanging_markers, join_wrapped_headings
 
 
 @dataclass
@@ -101,12 +108,20 @@ def prepare_page(
     """Extract the page's lines (OCR for a scan) and its tables; ``lines`` if already read."""
     warnings: list[str] = []
     lines = extract_lines(page) if lines is None else lines
-    scanned = looks_scanned(page, sum(ln.chars for ln in lines))
+    chars = sum(ln.chars for ln in lines)
+    scanned = looks_scanned(page, chars)
     frame = None  # OCR lines are in the page turned upright, boxes mapped back at the end
     if scanned:
         lines, frame = _ocr_lines(page, page_no, ocr, ocr_language, warnings)
     # A page without text lines may still hold a sideways table the detector reads itself.
     tables = find_tables(page, lines, page_no)[0] if lines or not scanned else []
+    sideways = lines.sideways if isinstance(lines, PageLines) else 0
+    if not scanned and sideways > chars and (turned := turned_text(page)) is not None:
+        # A landscape page set sideways: its text is read upright, and the tables
+        # (found in the page's coordinates) join it in that frame.
+        textpage, frame = turned
+        tables = [frame.element_from_page(t) for t in tables]
+        lines = extract_lines(page, textpage)
     return PreparedPage(lines=lines, scanned=scanned, warnings=warnings, tables=tables, frame=frame)
 
 
@@ -179,7 +194,10 @@ def parse_page(
             result.elements.extend(classify_region(item, ctx))
     result.elements.extend(e for e in head if e.type == "page_footer")
     listed = _outline_check(profile)
-    result.elements = list(demote_label_runs(demote_figure_labels(result.elements, listed), listed))
+    joined = join_hanging_markers(result.elements)
+    if profile.outline and profile.headings.has_outline:
+        joined = join_wrapped_headings(joined, profile.outline.continued_by)
+    result.elements = list(demote_label_runs(demote_figure_labels(joined, listed), listed))
     if frame is not None:
         result.elements = [frame.element_to_page(e) for e in result.elements]
     return result

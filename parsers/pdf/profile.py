@@ -138,11 +138,11 @@ def sample_document(
     sizes: Counter[float] = Counter()
     for pno in sample_pages(doc.page_count):
         page = doc.load_page(pno)
-        lines = extract_lines(page)
+        page_lines = extract_lines(page)
         height = page.rect.height
-        furniture.observe(pno, lines, height)
-        sampled.append((pno, lines, height))
-        for ln in lines:
+        furniture.observe(pno, page_lines, height)
+        sampled.append((pno, page_lines, height))
+        for ln in page_lines:
             sizes[round(ln.size * 2) / 2] += ln.chars
     body = max(sizes, key=lambda s: sizes[s]) if sizes else 10.0
     total = sum(sizes.values()) or 1

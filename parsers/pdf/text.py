@@ -168,7 +168,18 @@ def _merge(a: Line, b: Line) -> Line:
     )
 
 
-def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> list[Line]:
+class PageLines(list[Line]):
+    """A page's visual lines, and how many characters of the page ran up or down.
+
+    ``sideways`` counts the characters :func:`extract_lines` left out because their
+    lines are not horizontal: a few for margin stamps and axis labels, most of the
+    page's for a landscape page set on a portrait one.
+    """
+
+    sideways: int = 0
+
+
+def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) -> PageLines:
     """Return the page's visual lines in MuPDF's block order.
 
     Lines that MuPDF split on one baseline are merged when they touch; far-apart
@@ -176,13 +187,14 @@ def extract_lines(page: pymupdf.Page, textpage: pymupdf.TextPage | None = None) 
     OCR) replaces the page's own text layer.
     """
     data = page.get_text("dict", flags=TEXT_FLAGS, textpage=textpage)
-    out: list[Line] = []
+    out = PageLines()
     for block in data.get("blocks", ()):
         if block.get("type", 0) != 0:
             continue
         for raw in block.get("lines", ()):
             if abs(raw.get("dir", (1.0, 0.0))[1]) > 0.2:
                 # Rotated text (margin stamps, axis labels) is not part of the flow.
+                out.sideways += sum(len(sp["text"].strip()) for sp in raw.get("spans", ()))
                 continue
             line = _line_from_spans(raw.get("spans", ()), block.get("number", 0))
             if line is None:
