@@ -16,6 +16,7 @@ Each receives ``job_id``, a source URI and its ``doc_id``; it reads the source
 
 from __future__ import annotations
 
+import logging
 from contextlib import ExitStack
 from typing import Any
 
@@ -39,6 +40,8 @@ from chunkweave.worker.tasks.base import (
 )
 from chunkweave.worker.tasks.recorder import DocRun
 
+log = logging.getLogger(__name__)
+
 
 @doc_task("chunkweave.ingest_document")
 def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str, Any]:
@@ -52,6 +55,12 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
             own = source_metadata(run.source, rt.settings)
         if own:  # an S3 object's user metadata and tags; the caller's win
             cfg = rt.settings.weaviate.metadata
+            # Upload tools set keys of their own (rclone's mtime, say): the object's
+            # keys count only where declared; a caller's undeclared key still fails.
+            declared = cfg.declared()
+            if ignored := sorted(k for k in own if k not in declared):
+                log.info("%s: object metadata not declared, ignored: %s", run.source, ignored)
+            own = {k: v for k, v in own.items() if k in declared}
             found = validate_metadata(own, cfg, where=run.source, from_text=True)
             merged = {**jsonable(found), **run.metadata}
             run.metadata = jsonable(validate_metadata(merged, cfg, where=run.source))
