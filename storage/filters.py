@@ -8,11 +8,12 @@ language (Weaviate: :mod:`chunkweave.storage.weaviate.search`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
 
+from chunkweave.chunking.sections import section_number
 from chunkweave.storage.metadata import FieldType, MetadataConfig
 
 Operator = Literal[
@@ -49,6 +50,24 @@ class Condition:
     property: str
     operator: Operator
     value: str | int | float | bool | datetime
+
+
+#: Properties holding section numbers: a filter value is compared in the same form.
+SECTION_PROPERTIES = frozenset({"section_number", "section_prefix"})
+
+
+def stored_form(cond: Condition) -> Condition:
+    """Return ``cond`` with its value in the form the store holds it.
+
+    A section filter may be written as a citation ("Section 7.3", "§ 7.3.1",
+    "第二十三条"); chunks store the normalised number ("7.3", "7.3.1", "第23条"). A value
+    with no section number in it is left as given (it matches nothing).
+    """
+    if cond.property in SECTION_PROPERTIES and isinstance(cond.value, str):
+        number = section_number(cond.value)
+        if number is not None and number != cond.value:
+            return replace(cond, value=number)
+    return cond
 
 
 @dataclass(frozen=True)

@@ -327,7 +327,8 @@ def test_a_collection_without_section_numbers_gets_the_property_in_place(weaviat
         chunk = make_chunk("doc-a", 0).model_copy(update={"section_number": "7.3.1"})
         other = make_chunk("doc-a", 1).model_copy(update={"section_number": "7.30"})
         old.upsert([chunk, other], vectors([chunk, other]))
-        for where in (("section_number", "7.3.1"), ("section_prefix", "7.3")):
+        cited = (("section_number", "Section 7.3.1"), ("section_prefix", "§ 7.3"))
+        for where in (("section_number", "7.3.1"), ("section_prefix", "7.3"), *cited):
             request = SearchRequest(
                 "paragraph", None, k=3, where=(Condition(*where[:1], "equal", where[1]),)
             )

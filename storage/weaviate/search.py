@@ -14,7 +14,7 @@ from weaviate.classes.query import Filter, MetadataQuery
 from weaviate.collections.classes.filters import _FilterByProperty, _Filters
 
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.filters import Condition, Operator, SearchRequest
+from chunkweave.storage.filters import Condition, Operator, SearchRequest, stored_form
 from chunkweave.storage.hits import Hit, relevance
 from chunkweave.storage.metadata import ACL, HAS_ACL
 from chunkweave.storage.weaviate.client import WeaviateSession
@@ -33,7 +33,7 @@ _OPERATORS: dict[Operator, Callable[[_FilterByProperty, Any], _Filters]] = {
 def where_filter(where: Sequence[Condition]) -> _Filters | None:
     """Return the Weaviate filter that holds when all of ``where`` hold (``None``: no filter)."""
     combined: _Filters | None = None
-    for cond in where:
+    for cond in map(stored_form, where):
         test = _OPERATORS[cond.operator](Filter.by_property(cond.property), cond.value)
         combined = test if combined is None else combined & test
     return combined
