@@ -21,6 +21,9 @@ def test_a_marker_in_its_own_box_joins_the_text_on_its_line() -> None:
         "[0045] The next paragraph",
     ]
     assert out[0].type == "list_item" and out[0].bbox == (9, 492, 532, 518)
+    # Listed after the line it numbers (the page's own order), it still leads it.
+    later = join_hanging_markers([text, marker, after])
+    assert [e.text for e in later] == [e.text for e in out]
 
 
 def test_a_bullet_alone_gives_its_text_the_list_item_without_the_glyph() -> None:

@@ -37,12 +37,18 @@ _SENTENCE_END = (".", "!", "?")
 
 
 def join_hanging_markers(elements: list[Element]) -> list[Element]:
-    """Join each lone marker to the text that starts on its line, to its right."""
+    """Join each lone marker to the text that starts on its line, to its right.
+
+    The marker may come just before its text or, where the page lists it after the
+    line it belongs to, just after it.
+    """
     out: list[Element] = []
     for el in elements:
         prev = out[-1] if out else None
         if prev is not None and _hangs(prev, el):
             out[-1] = _with_marker(prev, el)
+        elif prev is not None and _hangs(el, prev):
+            out[-1] = _with_marker(el, prev)
         else:
             out.append(el)
     return out
