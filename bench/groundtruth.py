@@ -120,11 +120,17 @@ def load_docling_json(path: Path, doc: Path) -> GroundTruth:
 
 
 def load_outline(path: Path, doc: Path) -> GroundTruth:
-    """Ground truth from a ``.pdf-outline.tsv`` (``level``, ``title``, ``page``)."""
+    """Ground truth from a ``.pdf-outline.tsv`` (``level``, ``title``, ``page``).
+
+    A bookmark without a destination (page ``-1``: a web link such as
+    "*lessig.org", or a node that only groups others) names no heading on any page
+    and is left out; no system could find it.
+    """
     gt = GroundTruth(doc=doc, source="outline")
     with path.open(encoding="utf-8") as fh:
         for row in csv.DictReader(fh, delimiter="\t"):
-            gt.headings.append(GtHeading(row["title"], int(row["level"]), int(row["page"])))
+            if int(row["page"]) >= 1:
+                gt.headings.append(GtHeading(row["title"], int(row["level"]), int(row["page"])))
     return gt
 
 

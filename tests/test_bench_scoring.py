@@ -259,3 +259,15 @@ def test_level_accuracy_is_ranked_per_document() -> None:
         tally.add(*doc(levels, shift))
     assert tally.row()["level_accuracy"] == 1.0
     assert tally.row()["level_pairs"] == 6
+
+
+def test_outline_bookmarks_without_a_destination_are_no_ground_truth(tmp_path) -> None:
+    from bench.groundtruth import load_outline
+
+    tsv = tmp_path / "book.groundtruth.pdf-outline.tsv"
+    tsv.write_text(
+        "level\ttitle\tpage\n1\tDocument\t-1\n2\tPreface\t3\n2\t*lessig.org\t-1\n2\tOne\t5\n",
+        encoding="utf-8",
+    )
+    gt = load_outline(tsv, tmp_path / "book.pdf")
+    assert [(h.text, h.page) for h in gt.headings] == [("Preface", 3), ("One", 5)]
