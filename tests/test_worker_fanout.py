@@ -39,6 +39,32 @@ def test_joined_parts_equal_whole_parse(corpus: Path):
     assert crossing, "expected later-part elements under earlier headings"
 
 
+def test_a_paragraph_cut_by_a_part_boundary_is_joined_as_in_a_whole_parse(tmp_path: Path):
+    import pymupdf
+
+    doc = pymupdf.open()
+    body = "Every page of this report says something plain in a sentence of its own."
+    for n in range(1, 5):
+        lines = [body, body, body]
+        if n == 2:  # ends mid-sentence: the sentence runs on at the top of page 3
+            lines.append("and the last sentence of page two runs over onto")
+        if n == 3:
+            lines[0] = "the next page, where it ends."
+        page = doc.new_page()
+        for i, text in enumerate(lines):
+            page.insert_text((72, 100 + 14 * i), text, fontsize=10)
+    path = tmp_path / "cut.pdf"
+    doc.save(path)
+
+    whole = parse_document(path, ParseOptions(mode="fast"))
+    ranges = plan_ranges(4, 2)  # the boundary falls between pages 2 and 3
+    parts = [parse_document(path, ParseOptions(mode="fast", page_range=r)) for r in ranges]
+    joined = join_parts(parts, source=str(path))
+    assert [e.model_dump() for e in joined.elements] == [e.model_dump() for e in whole.elements]
+    run_on = [e for e in joined.elements if "runs over onto the next page" in e.text]
+    assert len(run_on) == 1 and run_on[0].page == 2 and [p for p, _ in run_on[0].continued] == [3]
+
+
 def _doc_id() -> str:
     return f"file:///docs/{uuid.uuid4().hex}.pdf"
 
