@@ -27,3 +27,7 @@ class EmbedderMismatchError(StoreError):
     """The collection holds vectors from a different embedder than the configured one."""
 
     code = ErrorCode.EMBEDDER_MISMATCH
+
+
+class TooManyChunksError(StoreError):
+    """A document has more stored chunks than the caller agreed to read at once."""

@@ -108,6 +108,14 @@ class ChunkStore(Protocol):
         """UUIDs of every stored chunk of ``doc_id``."""
         ...
 
+    def chunks(self, doc_id: str, *, limit: int) -> list[Chunk]:
+        """Return the stored chunks of ``doc_id`` in ``chunk_index`` order (empty: none).
+
+        A stored chunk has no ``embed_text`` (the vector is kept, not its text). More
+        than ``limit`` raises ``chunkweave.storage.errors.TooManyChunksError``.
+        """
+        ...
+
     def delete_ids(self, uuids: Iterable[str]) -> int:
         """Delete the chunks with these UUIDs; return how many were deleted."""
         ...

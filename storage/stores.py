@@ -116,6 +116,10 @@ class MirroredStore:
         """As the store's."""
         return self.inner.doc_uuids(doc_id)
 
+    def chunks(self, doc_id: str, *, limit: int) -> list[Chunk]:
+        """As the store's."""
+        return self.inner.chunks(doc_id, limit=limit)
+
     def delete_ids(self, uuids: Iterable[str]) -> int:
         """Remove the chunks' files, then the chunks."""
         ids = list(uuids)

@@ -15,7 +15,7 @@ from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import Region
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.errors import StoreError
+from chunkweave.storage.errors import StoreError, TooManyChunksError
 from chunkweave.storage.filters import FILTERABLE, Condition, SearchRequest
 from chunkweave.storage.metadata import MetadataConfig
 from chunkweave.storage.uuids import chunk_uuid
@@ -167,6 +167,31 @@ def test_every_filterable_property_filters(chunk_store):
     unindexed = (Condition("chunker", "equal", target.chunker),)
     with pytest.raises(StoreError, match="chunker"):
         chunk_store.search(SearchRequest("paragraph", None, k=3, where=unindexed))
+
+
+@pytest.mark.integration
+def test_a_documents_chunks_read_back_as_written_but_for_embed_text(chunk_store):
+    table = make_chunk("doc-r", 1).model_copy(
+        update={
+            "type": "table",
+            "table_id": "t-1",
+            "table_row_start": 0,
+            "table_row_end": 4,
+            "table_markdown": "| a | b |",
+            "caption": "Table 1. Costs",
+            "section_number": "7.3",
+            "regions": (Region(page=1, bbox=(10.0, 20.0, 300.0, 400.0)),),
+        }
+    )
+    written = [make_chunk("doc-r", 0), table, make_chunk("doc-r", 2), make_chunk("doc-s", 0)]
+    chunk_store.upsert(written, vectors(written))
+    read = chunk_store.chunks("doc-r", limit=10)
+    assert [c.model_dump() for c in read] == [
+        c.model_copy(update={"embed_text": ""}).model_dump() for c in written[:3]
+    ]
+    assert chunk_store.chunks("doc-none", limit=10) == []
+    with pytest.raises(TooManyChunksError, match="doc-r: more than 2"):
+        chunk_store.chunks("doc-r", limit=2)
 
 
 @pytest.mark.integration

@@ -270,6 +270,46 @@ def read_regions(value: Any) -> tuple[Region, ...]:
     )
 
 
+#: Chunk fields read back as they are stored (:func:`chunk_from_properties` types the rest).
+_PLAIN = (
+    "page_start",
+    "page_end",
+    "table_id",
+    "table_row_start",
+    "table_row_end",
+    "table_markdown",
+    "table_html",
+    "caption",
+    "parent_id",
+    "section_number",
+)
+
+
+def chunk_from_properties(props: Mapping[str, Any]) -> Chunk:
+    """Rebuild a :class:`Chunk` from its stored properties, ``embed_text`` empty.
+
+    The store keeps the vector, not the text it was made from, so a chunk read back
+    has no ``embed_text``; everything else it stores comes back as written.
+    """
+    return Chunk(
+        id=str(props["chunk_id"]),
+        doc_id=str(props["doc_id"]),
+        source=str(props["source"]),
+        text=str(props.get("text") or ""),
+        embed_text="",
+        type=props["type"],
+        heading_path=tuple(props.get("heading_path") or ()),
+        pages=tuple(int(p) for p in props.get("pages") or ()),
+        regions=read_regions(props.get(REGIONS)),
+        chunk_index=int(props["chunk_index"]),
+        token_count=int(props.get("token_count") or 0),
+        content_sha1=str(props.get("content_sha1") or ""),
+        doc_sha1=str(props.get("doc_sha1") or ""),
+        chunker=str(props.get("chunker") or ""),
+        **{k: props[k] for k in _PLAIN if props.get(k) is not None},
+    )
+
+
 def identity_description(identity: EmbedderIdentity, schema: int = SCHEMA_VERSION) -> str:
     """Build the collection description that records the embedder and the schema version."""
     info = {"embedder": identity.name, "dimension": identity.dimension, "schema": schema}

@@ -21,7 +21,7 @@ from weaviate.collections.classes.filters import _Filters
 
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.errors import StoreError, StoreUnavailableError
+from chunkweave.storage.errors import StoreError, StoreUnavailableError, TooManyChunksError
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.hits import Hit
 from chunkweave.storage.metadata import HAS_ACL, META_SHA1
@@ -34,6 +34,7 @@ from chunkweave.storage.weaviate.ledger import WeaviateLedger
 from chunkweave.storage.weaviate.schema import (
     REGIONS,
     SCHEMA_VERSION,
+    chunk_from_properties,
     chunk_properties,
     meta_values,
     metadata_properties,
@@ -356,6 +357,30 @@ class WeaviateStore:
             if len(objs) < self.page_size or not new:
                 return found
             last = max(int(o.properties["chunk_index"]) for o in objs)
+
+    def chunks(self, doc_id: str, *, limit: int) -> list[Chunk]:
+        """Return the stored chunks of ``doc_id`` in ``chunk_index`` order (empty: none).
+
+        Read a page at a time by ``chunk_index`` (keyset, as :meth:`doc_uuids`), every
+        property (the nested ``regions`` too), ``embed_text`` empty. Raises
+        :class:`TooManyChunksError` when there are more than ``limit``.
+        """
+        found: dict[str, Chunk] = {}
+        last = -1
+        while True:
+            where = Filter.by_property("doc_id").equal(doc_id) & Filter.by_property(
+                "chunk_index"
+            ).greater_or_equal(last)
+            objs = self._fetch(where, self.page_size, None, sort=True)
+            new = [o for o in objs if str(o.uuid) not in found]
+            for o in new:
+                found[str(o.uuid)] = chunk_from_properties(o.properties)
+            if len(found) > limit:
+                raise TooManyChunksError(f"{doc_id}: more than {limit} stored chunks")
+            if len(objs) < self.page_size or not new:
+                break
+            last = max(int(o.properties["chunk_index"]) for o in objs)
+        return sorted(found.values(), key=lambda c: c.chunk_index)
 
     def count(self, doc_id: str | None = None) -> int:
         """Count the stored chunks (of ``doc_id`` when given)."""

@@ -138,8 +138,9 @@ def inspect(
     """Show the inspector report of a stored document (see the module docstring)."""
     if not _signed_in(request, settings):
         return _denied()
+    from chunkweave.storage.errors import TooManyChunksError
     from chunkweave.worker.inspect import build_report
-    from chunkweave.worker.inspect.stored import TooManyChunksError, stored_chunks
+    from chunkweave.worker.inspect.stored import stored_chunks
     from chunkweave.worker.inspect.write import iter_html
 
     if settings.weaviate.url is None:
