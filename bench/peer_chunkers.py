@@ -149,7 +149,7 @@ def llamaindex_sentence_cw(path: Path, budget: int) -> list[PeerChunk]:
     from llama_index.core import Document
 
     from chunkweave.parsers import parse_document
-    from chunkweave.worker.cli.parse import to_markdown
+    from chunkweave.parsers.markdown import to_markdown
 
     doc = Document(text=to_markdown(parse_document(path)))
     nodes = _sentence_splitter(budget).get_nodes_from_documents([doc])

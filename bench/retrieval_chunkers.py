@@ -72,7 +72,7 @@ def fixed_windows(
 
 def _naive_fixed(path: Path, embedder: Any) -> list[PeerChunk]:
     """Cut chunkweave's parse as Markdown into 256-token windows, 50 shared, no context."""
-    from chunkweave.worker.cli.parse import to_markdown
+    from chunkweave.parsers.markdown import to_markdown
 
     text = to_markdown(_parsed(path))
     ends = [e for _, e in _TOKENIZER().encode(text, add_special_tokens=False).offsets]

@@ -112,3 +112,23 @@ def test_eval_compares_table_serialisations(sample: Path, tmp_path: Path) -> Non
     assert all(r["evidence_in_chunks"] == 1 for r in reports)
     bad = CliRunner().invoke(main, [*args, "--table-embed", "csv"])
     assert bad.exit_code == 2 and "csv" in bad.stderr
+
+
+def test_eval_runs_the_naive_yardstick_once_beside_the_strategies(
+    sample: Path, tmp_path: Path
+) -> None:
+    qa = tmp_path / "qa.jsonl"
+    item = {"question": "How many legs does a spider have?", "evidence": "eight", "kind": "table"}
+    qa.write_text(json.dumps(item) + "\n")
+    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json"]
+    embeds = ["--table-embed", "text", "--table-embed", "rows"]
+    result = CliRunner().invoke(
+        main,
+        [*args, "--strategy", "elements", "--strategy", "naive", *embeds, "--max-tokens", "64"],
+    )
+    assert result.exit_code == 0, result.output
+    reports = json.loads(result.stdout)["reports"]
+    # naive has no table serialisation: one run, named by its window and overlap.
+    assert [r["strategy"] for r in reports] == ["elements/text", "elements/rows", "naive-64/50"]
+    naive = reports[-1]
+    assert naive["chunker"].startswith("naive/64/50/") and naive["evidence_in_chunks"] == 1

@@ -16,6 +16,7 @@ from chunkweave.chunking import (
     resolve_options,
 )
 from chunkweave.chunking.models import Strategy, TableEmbed, TokenCounter
+from chunkweave.chunking.naive import naive_chunks
 from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.worker.cli.common import echo_json, friendly_errors
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 STRATEGIES = list(get_args(Strategy))
 #: Strategies ``eval`` compares when none is given (``semantic`` is opt-in: slow).
 DEFAULT_EVAL_STRATEGIES = ("elements", "headings", "fixed", "recursive", "sentences")
+#: ``eval``'s structure-blind baseline (:mod:`chunkweave.chunking.naive`) and its overlap.
+NAIVE = "naive"
+NAIVE_OVERLAP = 50
 
 
 def register(group: click.Group) -> None:
@@ -114,9 +118,12 @@ def chunk_command(
 @click.option(
     "--strategy",
     "strategies",
-    type=click.Choice(STRATEGIES),
+    type=click.Choice([*STRATEGIES, NAIVE]),
     multiple=True,
-    help=f"Repeatable. Default: {', '.join(DEFAULT_EVAL_STRATEGIES)}.",
+    help=f"Repeatable. Default: {', '.join(DEFAULT_EVAL_STRATEGIES)}. naive: the "
+    "structure-blind yardstick, token windows over the parse's Markdown with no context "
+    f"line (overlap --overlap-tokens, default {NAIVE_OVERLAP}); tables and headings are "
+    "cut where a window ends.",
 )
 @click.option("-k", "k", type=click.IntRange(1), default=10, show_default=True)
 @click.option("--max-tokens", type=click.IntRange(9), default=None)
@@ -162,12 +169,25 @@ def eval_command(
         parsed[path.name] = parse_document(path, settings.parse)
     cache: dict[str, list[float]] = {}
     reports = []
+    # The naive baseline has no table serialisation to vary: it runs once.
     runs = [
         (strategy, embed)
-        for strategy in strategies or DEFAULT_EVAL_STRATEGIES
-        for embed in table_embeds or (None,)
+        for strategy in dict.fromkeys(strategies or DEFAULT_EVAL_STRATEGIES)
+        for embed in ((None,) if strategy == NAIVE else table_embeds or (None,))
     ]
     for strategy, embed in runs:
+        if strategy == NAIVE:
+            window = max_tokens or embedder.max_tokens
+            overlap = NAIVE_OVERLAP if overlap_tokens is None else overlap_tokens
+            label = f"naive-{window}/{overlap}"
+            started = time.perf_counter()
+            chunks = {
+                name: naive_chunks(doc, embedder, doc_id=name, window=window, overlap=overlap)
+                for name, doc in parsed.items()
+            }
+            reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
+            click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
+            continue
         overrides = {"strategy": strategy, "max_tokens": max_tokens, "table_embed": embed}
         overrides["overlap_tokens"] = overlap_tokens
         opts = resolve_options(_options(settings.chunking, overrides), embedder.max_tokens)
