@@ -104,11 +104,14 @@ def test_a_named_upload_replaces_its_previous_version(
     # The uploads themselves are gone once stored (the default retention).
     assert not Path(entries[0].source).exists()
 
-    # Stage timings: present, and they account for the task's time (within 10%).
+    # Stage timings: present, and they account for the task's time (within 10%, or
+    # 20 ms: a task of a few tens of milliseconds on a busy machine loses a few to the
+    # scheduler between stages).
     for state in (d1, d2):
         stages = state["timings"]
         assert {"fetch", "check", "parse", "chunk", "embed", "upsert", "prune"} <= set(stages)
-        assert abs(sum(stages.values()) - state["seconds"]) <= 0.1 * state["seconds"], state
+        slack = max(0.1 * state["seconds"], 0.02)
+        assert abs(sum(stages.values()) - state["seconds"]) <= slack, state
     with TestClient(create_app(pipeline_settings)) as client:
         metrics = client.get("/metrics").text
     embed_count = next(
