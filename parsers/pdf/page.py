@@ -157,9 +157,9 @@ def parse_page(
     if frame is not None:  # the page as it reads (its list indents carry on)
         ctx = replace(ctx, page_height=frame.rect.height)
         if not frame.is_page and route == "model":
-            # The model reads the page's own frame, where a turned scan's lines are not.
+            # The model reads the page's own frame, where a turned page's lines are not.
             route = "heuristic"
-            result.route, result.reason = "heuristic", "turned scan"
+            result.route, result.reason = "heuristic", "turned page"
     tables = list(prepared.tables)
     boxes = prepared.model_boxes(page, light) if route == "model" else None
     if boxes is None and route == "model":
