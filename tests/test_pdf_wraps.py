@@ -98,3 +98,30 @@ def test_stacked_headings_stay_apart_without_the_outline_saying_they_are_one() -
     assert len(join_wrapped_headings([head, far], toc.continued_by)) == 2
     near = _el("paragraph", "and Employees", (27, 26, 200, 33))
     assert len(join_wrapped_headings([head, near], toc.continued_by)) == 1
+
+
+def test_without_an_outline_only_a_tight_line_of_the_same_heading_level_joins() -> None:
+    first = _el(
+        "heading", "Retail Trade—Establishments, Employees, and", (27, 18, 309, 25), level=2
+    )
+    tight = _el("heading", "Payroll by State", (72, 26, 200, 33), level=2)
+    (one,) = join_wrapped_headings([first, tight], None)
+    assert one.text == "Retail Trade—Establishments, Employees, and Payroll by State"
+    # A paragraph below, another level, a numbered heading, or a looser gap: apart.
+    para = tight.model_copy(update={"type": "paragraph", "level": None})
+    deeper = tight.model_copy(update={"level": 3})
+    numbered = tight.model_copy(update={"text": "2.1 Payroll by State"})
+    loose = tight.model_copy(update={"bbox": (72, 30, 200, 37)})  # 5 pt under a 7 pt line
+    for below in (para, deeper, numbered, loose):
+        assert len(join_wrapped_headings([first, below], None)) == 2, below
+
+
+def test_without_an_outline_a_chapter_label_or_a_smaller_line_stays_apart() -> None:
+    label = _el("heading", "Chapter 2", (72, 156, 190, 186), level=1)
+    title = _el("heading", "Building the package", (72, 190, 300, 214), level=1)
+    assert len(join_wrapped_headings([label, title], None)) == 2
+    big = _el("heading", "Annual Report of the", (72, 156, 400, 186), level=1)
+    small = _el("heading", "Board", (72, 190, 130, 208), level=1)  # 18 under a 30 pt line
+    assert len(join_wrapped_headings([big, small], None)) == 2
+    same = small.model_copy(update={"bbox": (72, 190, 130, 218)})
+    assert len(join_wrapped_headings([big, same], None)) == 1

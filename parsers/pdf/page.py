@@ -195,9 +195,13 @@ def parse_page(
     result.elements.extend(e for e in head if e.type == "page_footer")
     listed = _outline_check(profile)
     joined = join_hanging_markers(result.elements)
-    if profile.outline and profile.headings.has_outline:
+    trusted = bool(profile.outline and profile.headings.has_outline)
+    if trusted:  # the outline vouches for its titles
         joined = join_wrapped_headings(joined, profile.outline.continued_by)
-    result.elements = list(demote_label_runs(demote_figure_labels(joined, listed), listed))
+    kept = list(demote_label_runs(demote_figure_labels(joined, listed), listed))
+    # Without one, layout alone joins only headings that are still headings once runs
+    # of labels (author lists, cover lines: one heading-styled line each) are out.
+    result.elements = kept if trusted else join_wrapped_headings(kept, None)
     if frame is not None:
         result.elements = [frame.element_to_page(e) for e in result.elements]
     return result
