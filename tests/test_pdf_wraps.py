@@ -1,4 +1,4 @@
-"""PDF items cut in two by the page's boxes: a hanging marker, a heading wrapped to a new block."""
+"""PDF items cut in two by the page's boxes (a hanging marker, a wrapped title); running titles."""
 
 from __future__ import annotations
 
@@ -125,3 +125,20 @@ def test_without_an_outline_a_chapter_label_or_a_smaller_line_stays_apart() -> N
     assert len(join_wrapped_headings([big, small], None)) == 2
     same = small.model_copy(update={"bbox": (72, 190, 130, 218)})
     assert len(join_wrapped_headings([big, same], None)) == 1
+
+
+def test_a_heading_repeated_on_consecutive_pages_is_a_running_title() -> None:
+    from chunkweave.parsers.pdf.headings import demote_running_titles
+
+    box = (72.0, 72.0, 300.0, 84.0)
+    els = [_el("heading", "Action plan 2021-2026", box, page=p, level=2) for p in (26, 27, 28, 29)]
+    els += [_el("heading", "Exercises", box, page=p, level=2) for p in (10, 40, 70, 100)]
+    els += [_el("heading", "Summary", box, page=p, level=2) for p in (5, 6)]
+    listed = [_el("heading", "Listed", box, page=p, level=1) for p in (50, 51, 52)]
+    out = list(demote_running_titles([*els, *listed], lambda el: el.text == "Listed"))
+    kinds = {(e.text, e.page): e.type for e in out}
+    assert {kinds[("Action plan 2021-2026", p)] for p in (26, 27, 28, 29)} == {"paragraph"}
+    # Chapter-closing titles far apart, two pages only, or the outline's: headings.
+    assert {kinds[("Exercises", p)] for p in (10, 40, 70, 100)} == {"heading"}
+    assert {kinds[("Summary", p)] for p in (5, 6)} == {"heading"}
+    assert {kinds[("Listed", p)] for p in (50, 51, 52)} == {"heading"}

@@ -48,9 +48,10 @@ from chunkweave.parsers.errors import (
 )
 from chunkweave.parsers.pdf.blocks import PageContext
 from chunkweave.parsers.pdf.calibrate import RouteExplanation, calibrate, calibration_pages, record
+from chunkweave.parsers.pdf.headings import demote_running_titles
 from chunkweave.parsers.pdf.join import join_continuations
 from chunkweave.parsers.pdf.model import model_available
-from chunkweave.parsers.pdf.page import PreparedPage, parse_page
+from chunkweave.parsers.pdf.page import PreparedPage, outline_check, parse_page
 from chunkweave.parsers.pdf.profile import PdfProfile, sample_document
 from chunkweave.parsers.pdf.route import Decision
 from chunkweave.parsers.pdf.text import Line
@@ -155,7 +156,8 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         pages = _iter_pages(
             doc, path, profile, sampled, prepared, opts, first, last, warnings, explanation, routes
         )
-        elements = finalize(join_continuations(pages))
+        listed = outline_check(profile)
+        elements = finalize(demote_running_titles(join_continuations(pages), listed))
         explanation = dataclasses.replace(
             explanation, pages=tuple((key, len(p)) for key, p in sorted(routes.items()))
         )

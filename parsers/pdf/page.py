@@ -193,7 +193,7 @@ def parse_page(
         else:
             result.elements.extend(classify_region(item, ctx))
     result.elements.extend(e for e in head if e.type == "page_footer")
-    listed = _outline_check(profile)
+    listed = outline_check(profile)
     joined = join_hanging_markers(result.elements)
     trusted = bool(profile.outline and profile.headings.has_outline)
     if trusted:  # the outline vouches for its titles
@@ -207,7 +207,7 @@ def parse_page(
     return result
 
 
-def _outline_check(profile: PdfProfile) -> Callable[[Element], bool]:
+def outline_check(profile: PdfProfile) -> Callable[[Element], bool]:
     """Return a predicate telling whether an element's text is an outline entry of its page."""
     outline = profile.outline
     if not (outline and profile.headings.has_outline):

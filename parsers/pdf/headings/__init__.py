@@ -31,7 +31,11 @@ lines, labels ending in a colon) and, per page, its neighbours
 (:mod:`.demotion`).
 """
 
-from chunkweave.parsers.pdf.headings.demotion import demote_figure_labels, demote_label_runs
+from chunkweave.parsers.pdf.headings.demotion import (
+    demote_figure_labels,
+    demote_label_runs,
+    demote_running_titles,
+)
 from chunkweave.parsers.pdf.headings.filters import is_toc_entry, plausible_heading_text
 from chunkweave.parsers.pdf.headings.model import HeadingKind, HeadingModel, Style
 from chunkweave.parsers.pdf.headings.numbering import (
@@ -53,6 +57,7 @@ __all__ = [
     "Style",
     "demote_figure_labels",
     "demote_label_runs",
+    "demote_running_titles",
     "is_bare_label",
     "is_toc_entry",
     "keys_match",

@@ -1,13 +1,15 @@
-"""Evidence against headings from their neighbours on the page: label runs, figure labels.
+"""Evidence against headings from their neighbours: label runs, figure labels, running titles.
 
 Applied per page after every unit is typed: runs of label-like headings
 (:func:`demote_label_runs`) and headings inside a drawn figure
-(:func:`demote_figure_labels`) become paragraphs.
+(:func:`demote_figure_labels`) become paragraphs. Over the whole document, a heading
+repeated on consecutive pages is a running title (:func:`demote_running_titles`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 
 from chunkweave.parsers.elements import Element
@@ -94,3 +96,46 @@ def demote_figure_labels(
             demote.update(j for j in inside if items[j].type == "heading")
     for i, el in enumerate(items):
         yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el
+
+
+#: A heading text met on this many consecutive pages is a running title.
+MIN_RUNNING_PAGES = 3
+
+
+def demote_running_titles(
+    elements: Iterable[Element], listed: Callable[[Element], bool] = _never_listed
+) -> Iterator[Element]:
+    """Yield the document's ``elements`` with running titles made paragraphs.
+
+    A section's title is printed once; the same heading on :data:`MIN_RUNNING_PAGES`
+    or more consecutive pages is a chart or table title repeated on each page of it,
+    or a legend: each of those occurrences becomes a paragraph. Headings the
+    outline (``listed``) vouches for, and the same title on pages apart ("Exercises"
+    closing every chapter), are kept.
+    """
+    items = list(elements)
+    pages: dict[str, set[int]] = {}
+    for el in items:
+        if el.type == "heading" and el.page is not None and not listed(el):
+            pages.setdefault(_title_key(el.text), set()).add(el.page)
+    running: dict[str, set[int]] = {}
+    for key, seen in pages.items():
+        hit = {p for p in seen if _in_run(p, seen)}
+        if hit:
+            running[key] = hit
+    for el in items:
+        key = _title_key(el.text) if el.type == "heading" else ""
+        if key in running and el.page in running[key] and not listed(el):
+            yield el.model_copy(update={"type": "paragraph", "level": None})
+        else:
+            yield el
+
+
+def _title_key(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+def _in_run(page: int, pages: set[int]) -> bool:
+    """Tell whether ``page`` lies in a run of ``MIN_RUNNING_PAGES`` consecutive pages."""
+    n = MIN_RUNNING_PAGES
+    return any(all(start + i in pages for i in range(n)) for start in range(page - n + 1, page + 1))
