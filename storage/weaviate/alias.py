@@ -28,7 +28,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
 from weaviate.classes.query import Filter
-from weaviate.collections.classes.data import DataObject
 
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.values import EmbedderIdentity
@@ -141,11 +140,8 @@ class IndexCatalog:
         """Write (replace) the record of ``version``."""
         props = {k: v for k, v in version.model_dump().items() if v is not None}
         coll = self.session.client.collections.use(CATALOG)
-        obj = DataObject(properties=props, uuid=self._uuid(version.collection))
-        result = self.session.retry("index catalog write", lambda: coll.data.insert_many([obj]))
-        if result.has_errors:
-            reasons = "; ".join(e.message for e in result.errors.values())
-            raise StoreError(f"index catalog write for {version.collection}: {reasons}")
+        what = f"index catalog write for {version.collection}"
+        self.session.put_object(coll, self._uuid(version.collection), props, what)
         return version
 
     def delete_record(self, collection: str) -> None:

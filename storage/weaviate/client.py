@@ -190,6 +190,17 @@ class WeaviateSession:
         """Run ``call`` with bounded retries, probing liveness first (see :func:`retrying`)."""
         return retrying(self.cfg, what, call, probe=self.live)
 
+    def put_object(self, coll: Any, uuid: str, props: Mapping[str, Any], what: str) -> None:
+        """Write (replace) one object of ``coll`` under ``uuid``; raise ``StoreError`` if refused.
+
+        ``what`` names the write in retries and in the error ("ledger write for X").
+        """
+        obj = DataObject(properties=dict(props), uuid=uuid)
+        result = self.retry(what, lambda: coll.data.insert_many([obj]))
+        if result.has_errors:
+            reasons = "; ".join(e.message for e in result.errors.values())
+            raise StoreError(f"{what}: {reasons}")
+
     def handle(self, name: str) -> Any:
         """Return a handle on collection ``name`` (tenant-scoped when a tenant is set).
 

@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from weaviate.classes.config import Configure, DataType, Property, Tokenization
-from weaviate.collections.classes.data import DataObject
 from weaviate.exceptions import WeaviateBaseError
 
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
@@ -108,11 +107,9 @@ class WeaviateLedger:
         props = {k: v for k, v in entry.model_dump().items() if v is not None}
         props["metadata"] = json.dumps(entry.metadata, sort_keys=True)
         coll = self.session.handle(self.name)
-        obj = DataObject(properties=props, uuid=ledger_uuid(entry.doc_id))
-        result = self.session.retry("ledger write", lambda: coll.data.insert_many([obj]))
-        if result.has_errors:
-            reasons = "; ".join(e.message for e in result.errors.values())
-            raise StoreError(f"ledger write for {entry.doc_id}: {reasons}")
+        self.session.put_object(
+            coll, ledger_uuid(entry.doc_id), props, f"ledger write for {entry.doc_id}"
+        )
         return entry
 
     def delete(self, doc_id: str) -> bool:
