@@ -216,6 +216,7 @@ def test_deletes_and_listing_loop_past_query_maximum_results(tmp_path):
         chunks = [make_chunk("doc-a", i) for i in range(250)]
         st.upsert(chunks, vectors(chunks))
         assert st.doc_uuids("doc-a") == {chunk_uuid(c.id) for c in chunks}
+        assert [c.id for c in st.chunks("doc-a", limit=250)] == [c.id for c in chunks]
         assert st.delete_doc("doc-a") == 250
         assert st.count() == 0
         st.close()

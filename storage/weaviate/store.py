@@ -340,47 +340,44 @@ class WeaviateStore:
             yield from self._fetch(where, len(page), props, vector=vector)
 
     def doc_uuids(self, doc_id: str) -> set[str]:
-        """UUIDs of every stored chunk of ``doc_id``.
-
-        Pages by ``chunk_index`` (keyset, ``>=`` the last index seen) because a filtered
-        query cannot page past ``QUERY_MAXIMUM_RESULTS`` with offsets.
-        """
-        found: set[str] = set()
-        last = -1
-        while True:
-            where = Filter.by_property("doc_id").equal(doc_id) & Filter.by_property(
-                "chunk_index"
-            ).greater_or_equal(last)
-            objs = self._fetch(where, self.page_size, ["chunk_index"], sort=True)
-            new = {str(o.uuid) for o in objs} - found
-            found |= new
-            if len(objs) < self.page_size or not new:
-                return found
-            last = max(int(o.properties["chunk_index"]) for o in objs)
+        """UUIDs of every stored chunk of ``doc_id``."""
+        return {str(o.uuid) for o in self._doc_objects(doc_id, ["chunk_index"])}
 
     def chunks(self, doc_id: str, *, limit: int) -> list[Chunk]:
         """Return the stored chunks of ``doc_id`` in ``chunk_index`` order (empty: none).
 
-        Read a page at a time by ``chunk_index`` (keyset, as :meth:`doc_uuids`), every
-        property (the nested ``regions`` too), ``embed_text`` empty. Raises
-        :class:`TooManyChunksError` when there are more than ``limit``.
+        Every property is read (the nested ``regions`` too), ``embed_text`` is empty.
+        Raises :class:`TooManyChunksError` when there are more than ``limit``.
         """
-        found: dict[str, Chunk] = {}
+        found: list[Chunk] = []
+        for obj in self._doc_objects(doc_id, None):
+            found.append(chunk_from_properties(obj.properties))
+            if len(found) > limit:
+                raise TooManyChunksError(f"{doc_id}: more than {limit} stored chunks")
+        return sorted(found, key=lambda c: c.chunk_index)
+
+    def _doc_objects(self, doc_id: str, props: list[Any] | None) -> Iterator[Any]:
+        """Yield every stored object of ``doc_id`` once, with ``props`` (None: all).
+
+        Pages by ``chunk_index`` (keyset, ``>=`` the last index seen) because a filtered
+        query cannot page past ``QUERY_MAXIMUM_RESULTS`` with offsets; ``chunk_index``
+        is always read, as the paging needs it.
+        """
+        if props is not None and "chunk_index" not in props:
+            props = [*props, "chunk_index"]
+        seen: set[str] = set()
         last = -1
         while True:
             where = Filter.by_property("doc_id").equal(doc_id) & Filter.by_property(
                 "chunk_index"
             ).greater_or_equal(last)
-            objs = self._fetch(where, self.page_size, None, sort=True)
-            new = [o for o in objs if str(o.uuid) not in found]
-            for o in new:
-                found[str(o.uuid)] = chunk_from_properties(o.properties)
-            if len(found) > limit:
-                raise TooManyChunksError(f"{doc_id}: more than {limit} stored chunks")
+            objs = self._fetch(where, self.page_size, props, sort=True)
+            new = [o for o in objs if str(o.uuid) not in seen]
+            seen.update(str(o.uuid) for o in new)
+            yield from new
             if len(objs) < self.page_size or not new:
-                break
+                return
             last = max(int(o.properties["chunk_index"]) for o in objs)
-        return sorted(found.values(), key=lambda c: c.chunk_index)
 
     def count(self, doc_id: str | None = None) -> int:
         """Count the stored chunks (of ``doc_id`` when given)."""
