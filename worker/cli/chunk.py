@@ -176,31 +176,29 @@ def eval_command(
         for embed in ((None,) if strategy == NAIVE else table_embeds or (None,))
     ]
     for strategy, embed in runs:
+        started = time.perf_counter()
         if strategy == NAIVE:
             window = max_tokens or embedder.max_tokens
             overlap = NAIVE_OVERLAP if overlap_tokens is None else overlap_tokens
             label = f"naive-{window}/{overlap}"
-            started = time.perf_counter()
             chunks = {
                 name: naive_chunks(doc, embedder, doc_id=name, window=window, overlap=overlap)
                 for name, doc in parsed.items()
             }
-            reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
-            click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
-            continue
-        overrides = {"strategy": strategy, "max_tokens": max_tokens, "table_embed": embed}
-        overrides["overlap_tokens"] = overlap_tokens
-        opts = resolve_options(_options(settings.chunking, overrides), embedder.max_tokens)
-        # With several serialisations each report is named "<strategy>/<serialisation>".
-        label = f"{strategy}/{embed}" if len(table_embeds) > 1 else strategy
-        started = time.perf_counter()
-        chunks = {
-            name: chunk_document(doc, opts, embedder, doc_id=name, embed=embedder.embed_documents)
-            for name, doc in parsed.items()
-        }
-        report = evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache)
+        else:
+            overrides = {"strategy": strategy, "max_tokens": max_tokens, "table_embed": embed}
+            overrides["overlap_tokens"] = overlap_tokens
+            opts = resolve_options(_options(settings.chunking, overrides), embedder.max_tokens)
+            # With several serialisations each report is named "<strategy>/<serialisation>".
+            label = f"{strategy}/{embed}" if len(table_embeds) > 1 else strategy
+            chunks = {
+                name: chunk_document(
+                    doc, opts, embedder, doc_id=name, embed=embedder.embed_documents
+                )
+                for name, doc in parsed.items()
+            }
+        reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
         click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
-        reports.append(report)
     if as_json:
         echo_json(
             {
