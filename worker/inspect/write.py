@@ -19,8 +19,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from chunkweave.parsers.page_images import DEFAULT_DPI, Fractions, PageFrame, PdfPages
 from chunkweave.worker.inspect.model import LeftOut, Report, chunk_colour
-from chunkweave.worker.inspect.pages import DEFAULT_DPI, Fractions, PageFrame, PdfPages
 
 #: What the PDF parser's route names mean, for the page heads.
 _ROUTE_NAMES = {"heuristic": "fast (heuristics)", "model": "layout model"}
