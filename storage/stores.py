@@ -1,4 +1,8 @@
-"""Opening the chunk store: the one place that names a store implementation.
+"""Opening the chunk store: the one place outside its package that names a store implementation.
+
+:func:`open_store` opens the chunk store; :func:`local_server` gives the store's own
+server on loopback (when no URL is configured); :mod:`chunkweave.storage.versions`
+opens what a reindex needs (versioned collections, the catalog).
 
 Everything above it (the pipeline, the CLI) holds a
 :class:`chunkweave.storage.protocols.ChunkStore`. Weaviate is the only store, so
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkweave.storage.config import FilesConfig, WeaviateConfig
@@ -26,6 +31,7 @@ if TYPE_CHECKING:
     from chunkweave.storage.filters import SearchRequest
     from chunkweave.storage.hits import Hit
     from chunkweave.storage.protocols import DocumentLedger
+    from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
 T = TypeVar("T")
 
@@ -47,6 +53,18 @@ def open_store(
     if files is not None and files.dir:
         store = MirroredStore(store, FileSink(files.dir))
     return store
+
+
+def local_server(data_dir: Path) -> LocalWeaviate:
+    """Return the store's own server on loopback, with its data in ``data_dir``.
+
+    A context manager: entering starts the server (or attaches to the one another
+    process started on the same folder: ``attached``); leaving stops what it started.
+    ``url`` names it and ``config(cfg)`` returns ``cfg`` pointed at it.
+    """
+    from chunkweave.storage.weaviate.server.local import LocalWeaviate
+
+    return LocalWeaviate(data_dir)
 
 
 class MirroredStore:
@@ -138,6 +156,10 @@ class MirroredStore:
     def open_ledger(self) -> DocumentLedger:
         """As the store's."""
         return self.inner.open_ledger()
+
+    def stale(self) -> bool:
+        """As the store's."""
+        return self.inner.stale()
 
     def close(self) -> None:
         """Close the store."""
