@@ -17,7 +17,7 @@ import pytest
 
 from chunkweave.storage.embedded.process import free_port
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from tests.fixtures_services import ROOT, wait_for
 
 pytestmark = pytest.mark.integration

@@ -1,32 +1,21 @@
-"""The ingest pipeline: one document from file to the vector store, incrementally.
+"""The pipeline on a store: :meth:`Pipeline.ingest` runs the stages for one file.
 
-``Pipeline.ingest`` is the whole job for one file; the worker's Celery tasks and the
-``chunkweave ingest`` command are thin shells over it. In order:
-
-1. unchanged (same ``doc_sha1`` + chunker fingerprint + embedder in the ledger, status
-   ok): skip before parsing;
-2. parse -> chunk -> one document write (:mod:`.write`): begin, write the chunks
-   (only new ones are embedded), commit (prune stale chunks, THEN the ledger entry).
-
-The write's order keeps the document searchable at every moment (see :mod:`.write`).
-Failures are returned as a ``failed`` :class:`DocOutcome` and recorded in the ledger
-(best effort: when the store itself is down, only the outcome carries the failure).
+The fan-out runs the same stages spread over tasks (:meth:`~Pipeline.check`, a parse
+per part, :meth:`~Pipeline.chunk`, :meth:`~Pipeline.begin`, :meth:`~Pipeline.resume`).
+A bad document is a ``failed`` :class:`DocOutcome` recorded in the ledger; a transient
+failure (the store or the embedder unreachable) is raised, for the caller to retry.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from chunkweave.chunking import chunk_document
-from chunkweave.chunking.api import resolve_options
-from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.models import Chunk, ChunkOptions
 from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
-from chunkweave.parsers.document import file_sha1
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import FilesConfig, WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
@@ -34,6 +23,9 @@ from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.metadata import metadata_sha1
+from chunkweave.storage.pipeline import ledger as records
+from chunkweave.storage.pipeline.check import DocumentCheck, file_version, verdict
+from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.storage.protocols import ChunkStore, DocumentLedger
 from chunkweave.storage.stores import open_store
 from chunkweave.storage.timing import StageTimer
@@ -54,16 +46,19 @@ class _Scope(NamedTuple):
     writer: ChunkWriter
 
 
+def transient(err: BaseException) -> bool:
+    """Whether ``err`` means "try again later" (the store or the embedder is down)."""
+    return bool(getattr(err, "transient", False))
+
+
 class Pipeline:
     """Ingest documents into one store with one embedder (both created once per process).
 
     Implements :class:`chunkweave.storage.protocols.IngestPipeline` on any
     :class:`~chunkweave.storage.protocols.ChunkStore` and
     :class:`~chunkweave.storage.protocols.DocumentLedger` (default: the store's own,
-    ``store.open_ledger()``). ``chunk_opts`` are resolved against the embedder's input
-    limit here (:func:`chunkweave.chunking.api.resolve_options`), so no chunk is ever
-    truncated by the embedder and the chunker fingerprint (and every chunk ID) records
-    the real budget.
+    ``store.open_ledger()``). ``chunk_opts`` are bound to the embedder's input limit
+    once, in the pipeline's :class:`~.chunker.Chunker`.
     """
 
     def __init__(
@@ -81,8 +76,9 @@ class Pipeline:
         self.store = store
         self.embedder = embedder
         self.parse_opts = parse_opts or ParseOptions()
-        self.chunk_opts = resolve_options(chunk_opts or ChunkOptions(), embedder.max_tokens)
-        self.fingerprint = chunker_fingerprint(self.chunk_opts, embedder.name)
+        self.chunker = Chunker(chunk_opts, embedder)
+        self.chunk_opts = self.chunker.opts
+        self.fingerprint = self.chunker.fingerprint
         self.embedder_id = str(identity)
         self.ledger = ledger or store.open_ledger()
         self.ledger.ensure_schema()
@@ -110,8 +106,36 @@ class Pipeline:
 
     def stale(self) -> bool:
         """Whether the store's alias now serves another collection (a reindex switched it)."""
-        check = getattr(self.store, "stale", None)
-        return bool(check()) if callable(check) else False
+        return self.store.stale()
+
+    def check(
+        self,
+        path: str | Path,
+        *,
+        source: str | None = None,
+        doc_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+        sha1: str | None = None,
+    ) -> DocumentCheck:
+        """Decide whether the file's stored version is current (see :mod:`.check`).
+
+        As :meth:`IngestPipeline.check <chunkweave.storage.protocols.IngestPipeline.check>`
+        says (defaults as :meth:`ingest`'s).
+        """
+        started = time.monotonic()
+        source = source or str(Path(path).expanduser().resolve())
+        doc_id = doc_id or doc_id_for(source)
+        version = sha1 or file_version(path)
+        previous = self.scope(tenant).ledger.get(doc_id)
+        found = verdict(
+            previous,
+            version,
+            chunker=self.fingerprint,
+            embedder=self.embedder_id,
+            metadata_hash=metadata_sha1(dict(metadata or {})),
+        )
+        return DocumentCheck(source, doc_id, version, previous, found, started)
 
     def ingest(
         self,
@@ -122,94 +146,87 @@ class Pipeline:
         force: bool = False,
         metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
+        sha1: str | None = None,
     ) -> DocOutcome:
-        """Ingest the file at ``path`` (skipped before parsing when unchanged).
+        """Ingest the file at ``path``: check, then (unless current) parse, chunk, write.
 
-        ``source`` defaults to the absolute path, ``doc_id`` to
-        :func:`~.identity.doc_id_for` of the source. ``force`` re-parses and re-chunks
-        an unchanged document (stored chunks are still not re-embedded). ``metadata``
-        (validated, JSON values: :func:`~.metadata.validate_metadata`) goes on every
-        chunk; a change of it alone rewrites the stored chunks with their stored
-        vectors. ``tenant``: the tenant the document is stored in.
+        As :meth:`IngestPipeline.ingest <chunkweave.storage.protocols.IngestPipeline.ingest>`
+        says; ``source`` defaults to the absolute path, ``doc_id`` to
+        :func:`~chunkweave.storage.identity.doc_id_for` of the source.
         """
         started = time.monotonic()
         timer = StageTimer()
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
         meta = dict(metadata or {})
+        fail = self._failer(source, doc_id, started, timer, tenant)
         try:
             with timer.stage("check"):
-                skip, previous, sha1 = self._check(path, source, doc_id, started, meta, tenant)
-            if skip is not None and not force:
-                return skip.model_copy(update={"timings": timer.rounded()})
-            if previous is not None and not force and self._same_content(previous, sha1):
-                retagged = self._retag(previous, meta, tenant, started, timer)
+                checked = self.check(
+                    path, source=source, doc_id=doc_id, metadata=meta, tenant=tenant, sha1=sha1
+                )
+            if checked.verdict == "unchanged" and not force:
+                return checked.unchanged().model_copy(update={"timings": timer.rounded()})
+            if checked.verdict == "metadata_only" and not force:
+                assert checked.previous is not None
+                scope = self.scope(tenant)
+                retagged = records.retag(
+                    scope.store, scope.writer, checked.previous, meta, tenant, started, timer
+                )
                 if retagged is not None:
                     return retagged
             with timer.stage("parse"):
-                doc = parse_document(path, self.parse_opts)
+                doc = self.parse(path)
         except ParseError as err:
-            return self._failed(source, doc_id, err.code, str(err), started, timer=timer)
+            return fail(err.code, str(err))
         except OSError as err:  # hashing the file: the parser would say the same
             reason = err.strerror or type(err).__name__
             missing = isinstance(err, FileNotFoundError)
-            code = ErrorCode.NOT_FOUND if missing else ErrorCode.PARSE_ERROR
-            return self._failed(source, doc_id, code, f"{path}: {reason}", started, timer=timer)
-        except StoreError as err:
-            return self._failed(
-                source, doc_id, err.code, str(err), started, timer=timer, tenant=tenant
+            return fail(
+                ErrorCode.NOT_FOUND if missing else ErrorCode.PARSE_ERROR, f"{path}: {reason}"
             )
+        except StoreError as err:
+            if transient(err):
+                raise
+            return fail(err.code, str(err))
         return self._ingest_parsed(
-            doc, source, doc_id, started, timer, previous, metadata=meta, tenant=tenant
+            doc, source, doc_id, started, timer, checked.previous, metadata=meta, tenant=tenant
         )
 
-    def check_unchanged(
+    def retag(
         self,
         path: str | Path,
         *,
-        source: str | None = None,
-        doc_id: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
-    ) -> DocOutcome | None:
-        """Return an ``unchanged`` outcome if ``path`` is stored as is, else ``None``.
-
-        Current means: same file SHA1, chunker fingerprint and embedder as the
-        ledger's ``ok`` entry. Costs one file hash and one ledger read (no parsing),
-        so callers may pre-filter large batches with it. Raises ``OSError`` for an
-        unreadable file and :class:`StoreError` when the ledger cannot be read.
-        """
-        source = source or str(Path(path).expanduser().resolve())
-        doc_id = doc_id or doc_id_for(source)
-        meta = dict(metadata or {})
-        return self._check(path, source, doc_id, time.monotonic(), meta, tenant)[0]
-
-    def _check(
-        self,
-        path: str | Path,
         source: str,
         doc_id: str,
-        started: float,
-        metadata: Mapping[str, Any],
-        tenant: str | None,
-    ) -> tuple[DocOutcome | None, LedgerEntry | None, str]:
-        """Return the ``unchanged`` outcome (or None), the ledger entry and the file's sha1.
-
-        One file hash and one ledger read.
-        """
-        sha1 = file_sha1(path)
-        previous = self.scope(tenant).ledger.get(doc_id)
-        if previous is None or not self._is_current(previous, sha1, metadata):
-            return None, previous, sha1
-        unchanged = DocOutcome(
-            source=source,
-            doc_id=doc_id,
-            status="unchanged",
-            pages=previous.pages,
-            chunks_unchanged=previous.chunk_count,
-            seconds=time.monotonic() - started,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+        sha1: str | None = None,
+    ) -> DocOutcome | None:
+        """Give the document its new metadata in place if only that changed (see the protocol)."""
+        timer, meta = StageTimer(), dict(metadata or {})
+        with timer.stage("check"):
+            checked = self.check(
+                path, source=source, doc_id=doc_id, metadata=meta, tenant=tenant, sha1=sha1
+            )
+        if checked.verdict != "metadata_only" or checked.previous is None:
+            return None
+        scope = self.scope(tenant)
+        return records.retag(
+            scope.store, scope.writer, checked.previous, meta, tenant, checked.started, timer
         )
-        return unchanged, previous, sha1
+
+    def parse(self, path: str | Path) -> ParsedDocument:
+        """Parse the file with the pipeline's options (raises ``ParseError``)."""
+        return parse_document(path, self.parse_opts)
+
+    def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
+        """Chunk ``doc`` as :meth:`ingest` does (the pipeline's :class:`~.chunker.Chunker`).
+
+        The semantic strategy embeds sentences through the embedder, so it may raise
+        :class:`EmbedderError` (``transient`` when the embedding service is down).
+        """
+        return self.chunker.chunk(doc, doc_id=doc_id, source=source)
 
     def ingest_parsed(
         self,
@@ -250,6 +267,7 @@ class Pipeline:
     ) -> DocOutcome:
         warnings = doc.warnings
         meta = metadata or {}
+        fail = self._failer(source, doc_id, started, timer, tenant, warnings)
         try:
             if previous is self._UNREAD:  # the join of a fan-out: not checked yet
                 with timer.stage("check"):
@@ -258,45 +276,31 @@ class Pipeline:
                 with timer.stage("chunk"):
                     chunks = self.chunk(doc, source=source, doc_id=doc_id)
             if not chunks:
-                reason = f"{source}: no chunks (document has no text content)"
-                code = ErrorCode.EMPTY
-                return self._failed(
-                    source, doc_id, code, reason, started, warnings, timer, tenant=tenant
-                )
-            write = self._begin(
-                doc, source, doc_id, existed=previous is not None, metadata=meta, tenant=tenant
+                return fail(ErrorCode.EMPTY, f"{source}: no chunks (document has no text content)")
+            write = self.begin(
+                doc,
+                source=source,
+                doc_id=doc_id,
+                metadata=meta,
+                tenant=tenant,
+                existed=previous is not None,
             )
             write.write(chunks, timer=timer)
             with timer.stage("prune"):
                 written = write.commit()
         except (ParseError, StoreError, EmbedderError) as err:
-            return self._failed(
-                source, doc_id, err.code, str(err), started, warnings, timer, tenant=tenant
-            )
+            if transient(err):
+                raise
+            return fail(err.code, str(err))
         except Exception as err:  # noqa: BLE001 - one bad document must not stop a batch
             log.exception("ingest of %s failed", source)
-            reason = f"{source}: {type(err).__name__}: {err}"
-            code = ErrorCode.INTERNAL
-            return self._failed(
-                source, doc_id, code, reason, started, warnings, timer, tenant=tenant
-            )
+            return fail(ErrorCode.INTERNAL, f"{source}: {type(err).__name__}: {err}")
         return written.model_copy(
             update={
                 "warnings": warnings,
                 "seconds": time.monotonic() - started,
                 "timings": timer.rounded(),
             }
-        )
-
-    def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
-        """Chunk ``doc`` as :meth:`ingest` does: these options, this embedder's counter.
-
-        The semantic strategy embeds sentences through the embedder, so it may raise
-        :class:`EmbedderError` (``transient`` when the embedding service is down).
-        """
-        embed = self.embedder.embed_documents if self.chunk_opts.strategy == "semantic" else None
-        return chunk_document(
-            doc, self.chunk_opts, self.embedder, doc_id=doc_id, source=source, embed=embed
         )
 
     def begin(
@@ -307,26 +311,17 @@ class Pipeline:
         doc_id: str,
         metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
-    ) -> PendingWrite:
-        """Begin writing ``doc`` (see :mod:`.write`); reads the ledger once."""
-        return self._begin(doc, source, doc_id, metadata=metadata, tenant=tenant)
-
-    def _begin(
-        self,
-        doc: ParsedDocument,
-        source: str,
-        doc_id: str,
-        *,
         existed: bool | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
     ) -> PendingWrite:
-        pages = doc.page_count or 0
+        """Begin writing ``doc`` (see :mod:`chunkweave.storage.write`); reads the ledger once.
+
+        ``existed``: whether the ledger knows the document, when the caller read it.
+        """
         return self.scope(tenant).writer.begin(
             doc_id=doc_id,
             source=source,
             doc_sha1=doc.sha1,
-            pages=pages,
+            pages=doc.page_count or 0,
             existed=existed,
             metadata=metadata,
             tenant=tenant,
@@ -341,141 +336,39 @@ class Pipeline:
 
     def delete(self, doc_id: str, *, tenant: str | None = None) -> DocOutcome:
         """Remove a document: all its chunks, then its ledger entry (in ``tenant``)."""
-        started = time.monotonic()
         scope = self.scope(tenant)
-        entry = scope.ledger.get(doc_id)
-        deleted = scope.store.delete_doc(doc_id)
-        scope.ledger.delete(doc_id)
-        return DocOutcome(
-            source=entry.source if entry else doc_id,
-            doc_id=doc_id,
-            status="deleted",
-            pages=entry.pages if entry else 0,
-            chunks_deleted=deleted,
-            seconds=time.monotonic() - started,
-        )
+        return records.delete_document(scope.store, scope.ledger, doc_id)
 
     def record_failed(
         self, doc_id: str, source: str, code: ErrorCode, error: str, *, tenant: str | None = None
     ) -> None:
-        """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
+        """Mark the last attempt on ``doc_id`` as failed (see :func:`.ledger.record_failed`)."""
+        records.record_failed(self.scope(tenant).ledger, doc_id, source, code, error, tenant=tenant)
 
-        Keeps the previous version's ``doc_sha1``, counts and metadata, so the entry
-        still describes what is stored while the failed status forces a retry next run.
-        """
-        ledger = self.scope(tenant).ledger
-        previous = ledger.get(doc_id)
-        base: dict[str, Any] = (
-            previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
-        )
-        base.update(source=source, status="failed", error=error, error_code=code, tenant=tenant)
-        ledger.put(LedgerEntry(**base))
-
-    def retag_unchanged(
-        self,
-        path: str | Path,
-        *,
-        source: str,
-        doc_id: str,
-        metadata: Mapping[str, Any] | None = None,
-        tenant: str | None = None,
-    ) -> DocOutcome | None:
-        """Give the document its new metadata in place if nothing but that changed.
-
-        Returns the ``updated`` outcome (nothing parsed or embedded), or ``None`` when
-        the document is current or its content changed (the caller ingests it).
-        Raises ``OSError`` for an unreadable file and :class:`StoreError`.
-        """
-        started, timer, meta = time.monotonic(), StageTimer(), dict(metadata or {})
-        with timer.stage("check"):
-            skip, previous, sha1 = self._check(path, source, doc_id, started, meta, tenant)
-        if skip is not None or previous is None or not self._same_content(previous, sha1):
-            return None
-        return self._retag(previous, meta, tenant, started, timer)
-
-    def _same_content(self, entry: LedgerEntry, sha1: str) -> bool:
-        """Whether version ``sha1`` is stored as is, but perhaps for its metadata."""
-        return (
-            entry.status == "ok"
-            and entry.doc_sha1 == sha1
-            and entry.chunker == self.fingerprint
-            and entry.embedder == self.embedder_id
-        )
-
-    def _retag(
-        self,
-        previous: LedgerEntry,
-        metadata: dict[str, Any],
-        tenant: str | None,
-        started: float,
-        timer: StageTimer,
-    ) -> DocOutcome | None:
-        """Give a document whose metadata alone changed its new metadata, in place.
-
-        Its stored chunks are written again with their vectors: nothing is parsed,
-        chunked or embedded. ``None`` when the store does not hold the chunks the
-        ledger counts (a write cut short): the caller then ingests the document whole.
-        """
-        scope = self.scope(tenant)
-        with timer.stage("upsert"):
-            written = scope.store.retag(previous.doc_id, metadata)
-        if written != previous.chunk_count:
-            return None
-        plan = WritePlan(
-            doc_id=previous.doc_id,
-            source=previous.source,
-            doc_sha1=previous.doc_sha1,
-            pages=previous.pages,
-            existed=True,
-            metadata=metadata,
-            tenant=tenant,
-        )
-        scope.writer.record_ok(plan, chunks=written)
-        return DocOutcome(
-            source=previous.source,
-            doc_id=previous.doc_id,
-            status="updated",
-            pages=previous.pages,
-            chunks_unchanged=written,
-            seconds=time.monotonic() - started,
-            timings=timer.rounded(),
-        )
-
-    def _is_current(self, entry: LedgerEntry, sha1: str, metadata: Mapping[str, Any]) -> bool:
-        return (
-            entry.status == "ok"
-            and entry.doc_sha1 == sha1
-            and entry.chunker == self.fingerprint
-            and entry.embedder == self.embedder_id
-            and entry.meta_sha1 == metadata_sha1(metadata)
-        )
-
-    def _failed(
-        self,
-        source: str,
-        doc_id: str,
-        code: ErrorCode,
-        error: str,
-        started: float,
-        warnings: tuple[str, ...] = (),
-        timer: StageTimer | None = None,
-        *,
-        tenant: str | None = None,
+    def failed(
+        self, source: str, doc_id: str, code: ErrorCode, error: str, *, tenant: str | None = None
     ) -> DocOutcome:
-        try:
+        """Record a failure the caller met (best effort) and return its ``failed`` outcome."""
+        return self._failer(source, doc_id, time.monotonic(), None, tenant)(code, error)
+
+    def _failer(
+        self,
+        source: str,
+        doc_id: str,
+        started: float,
+        timer: StageTimer | None,
+        tenant: str | None,
+        warnings: tuple[str, ...] = (),
+    ) -> Callable[[ErrorCode, str], DocOutcome]:
+        def record(code: ErrorCode, error: str) -> None:
             self.record_failed(doc_id, source, code, error, tenant=tenant)
-        except StoreError as err:  # Weaviate down: the outcome still carries the failure
-            log.warning("could not record failure of %s in the ledger: %s", source, err)
-        return DocOutcome(
-            source=source,
-            doc_id=doc_id,
-            status="failed",
-            error_code=code,
-            error=error,
-            warnings=warnings,
-            seconds=time.monotonic() - started,
-            timings=timer.rounded() if timer else {},
-        )
+
+        def fail(code: ErrorCode, error: str) -> DocOutcome:
+            return records.failed_outcome(
+                record, source, doc_id, code, error, started, warnings, timer
+            )
+
+        return fail
 
 
 def open_pipeline(
