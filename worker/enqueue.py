@@ -176,9 +176,15 @@ class Enqueuer:
                 self._send(job_id, batch, force, metas, tenant)
                 batch, metas = [], {}
         self._send(job_id, batch, force, metas, tenant)
-        for state in refused:  # recorded failed: no task is sent for them
+        for state in refused:  # recorded failed: no document task is sent for them
             if self.jobs.add_docs(job_id, [state.model_copy(update={"status": "queued"})]):
                 self.jobs.set_doc(job_id, state)
+                # The ledger records every failure: a worker writes this one there.
+                failure = {"source": state.source, "doc_id": state.doc_id, "tenant": tenant}
+                failure.update(error_code=str(state.error_code), error=state.error or "")
+                self.app.send_task(
+                    "chunkweave.record_failure", kwargs=failure, queue=self.settings.queue
+                )
         if self.jobs.seal(job_id) and webhook_url:
             self.app.send_task(
                 "chunkweave.send_webhook", kwargs={"job_id": job_id}, queue=self.settings.queue

@@ -29,11 +29,14 @@ from celery import Task
 # every pool child, which then builds its pipeline well within the pool's start-up
 # timeout instead of importing them first (seconds on a loaded host).
 import chunkweave.storage.pipeline.conductor  # noqa: F401
+from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.metadata import jsonable, validate_metadata
 from chunkweave.storage.pipeline.check import file_version
+from chunkweave.worker.celery_app import app
+from chunkweave.worker.runtime import get_runtime
 from chunkweave.worker.sources import fetched, source_metadata
 from chunkweave.worker.tasks import fanout
-from chunkweave.worker.tasks.base import doc_task, write_lock
+from chunkweave.worker.tasks.base import backoff_s, doc_task, is_transient, write_lock
 from chunkweave.worker.tasks.recorder import DocRun
 
 log = logging.getLogger(__name__)
@@ -76,6 +79,28 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
                 **run.carried(),
             )
     return run.done(outcome)
+
+
+@app.task(bind=True, name="chunkweave.record_failure", max_retries=None)
+def record_failure(
+    task: Task, *, source: str, doc_id: str, error_code: str, error: str, tenant: str | None = None
+) -> dict[str, Any]:
+    """Record in the ledger a document the producer refused (a bad sidecar), and why.
+
+    The job already says so; this puts the failure, with its code, in the document's
+    ledger entry too (``chunkweave docs``), as every failure of a task is. Retried
+    while the store is unreachable, like a document task.
+    """
+    rt = get_runtime()
+    try:
+        rt.pipeline.record_failed(
+            doc_id, source, ErrorCode(error_code), error, **({"tenant": tenant} if tenant else {})
+        )
+    except Exception as err:
+        if not is_transient(err) or task.request.retries >= rt.settings.task_max_retries:
+            raise
+        raise task.retry(exc=err, countdown=backoff_s(task)) from err
+    return {"doc_id": doc_id, "status": "recorded"}
 
 
 @doc_task("chunkweave.delete_document", action="delete")
