@@ -66,10 +66,10 @@ def chunk_file_name(chunk: Chunk) -> str:
 def render_chunk(chunk: Chunk, metadata: Mapping[str, Any] | None = None) -> bytes:
     """Return the file of ``chunk``: YAML front matter, a blank line, its ``text``.
 
-    ``metadata`` is the caller's mapping for the document; without it, a ``metadata``
-    field of the chunk is used when the model has one. Written only when not empty.
+    ``metadata`` is the caller's mapping for the document (chunks carry none of their
+    own). Written only when not empty.
     """
-    meta = metadata if metadata is not None else getattr(chunk, "metadata", None)
+    meta = metadata
     front: dict[str, Any] = {
         "doc_id": chunk.doc_id,
         "source": chunk.source,
