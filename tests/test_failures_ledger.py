@@ -1,9 +1,10 @@
 """Every failure ends in the ledger with its code and reason: real Redis, Weaviate, workers.
 
 A job with a good document, one whose sidecar is refused (``bad_metadata``, decided by
-the producer) and one that cannot be parsed: the job records each, and so does each
-document's ledger entry (what ``chunkweave docs`` lists). ``chunkweave ingest`` does the
-same for a refused sidecar.
+the producer), one that cannot be parsed (the pipeline's failure) and one removed
+after it was queued (the task's): the job records each, and so does each document's
+ledger entry (what ``chunkweave docs`` lists). ``chunkweave ingest`` does the same for
+a refused sidecar.
 """
 
 from __future__ import annotations
@@ -78,13 +79,17 @@ def test_every_failure_of_a_job_is_in_the_ledger_with_its_code_and_reason(
     (folder / "refused.docx.meta.json").write_text(json.dumps({"colour": "red"}))
     broken = folder / "broken.pdf"
     broken.write_bytes(b"%PDF-1.7\n" + b"\x00 not a pdf body " * 64)
+    gone = _docx(folder / "gone.docx")
+    job_id = enqueue(folder, settings=pipeline_settings)
+    gone.unlink()  # queued, then removed: the task fails it, not the pipeline
     workers.start(pipeline_env)
 
-    job = _job(pipeline_settings, enqueue(folder, settings=pipeline_settings), workers)
+    job = _job(pipeline_settings, job_id, workers)
     states = {Path(d.source).name: d for d in job.docs or ()}
     assert states["good.docx"].status == "done", states
     assert states["refused.docx"].error_code == "bad_metadata"
     assert states["broken.pdf"].status == "failed" and states["broken.pdf"].error_code
+    assert states["gone.docx"].error_code == "not_found"
 
     s = pipeline_settings
     pipe = open_pipeline(s.weaviate, make_embedder(s.embedder), s.parse, s.chunking)
@@ -99,6 +104,9 @@ def test_every_failure_of_a_job_is_in_the_ledger_with_its_code_and_reason(
             states["broken.pdf"].error_code,
         )
         assert unparsed.error == states["broken.pdf"].error
+        missing = _entry(pipe, gone)
+        assert (missing.status, missing.error_code) == ("failed", "not_found")
+        assert missing.error == states["gone.docx"].error
     finally:
         pipe.close()
 

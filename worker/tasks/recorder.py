@@ -137,7 +137,13 @@ class DocRun:
         for release in self._on_failure:
             release()
         self._on_failure.clear()
-        if self.record_in_ledger is not None and not in_ledger:
+        # A lost lease means another writer owns the document now: its entry is theirs.
+        if (
+            self.record_in_ledger is not None
+            and not in_ledger
+            and code != ErrorCode.LEASE_LOST
+            and not self._already_final()
+        ):
             try:
                 self.record_in_ledger(code, message)
             except Exception as err:  # noqa: BLE001 - the job record must still be written
