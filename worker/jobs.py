@@ -88,6 +88,16 @@ class JobState(BaseModel):
     tenant: str | None = None
     docs: tuple[DocState, ...] | None = None
 
+    def shown(self) -> JobState:
+        """Return the job as it may be shown to a caller: the webhook URL redacted.
+
+        A webhook URL may carry its receiver's token in its path or query; every
+        surface that prints a job (API, CLI, MCP) shows this form.
+        """
+        from chunkweave.worker.webhook import redact
+
+        return self.model_copy(update={"webhook_url": redact(self.webhook_url)})
+
 
 def as_text(value: object) -> str:
     """Decode a Redis reply item (bytes from a client without ``decode_responses``)."""

@@ -304,7 +304,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     if job_id is None:
         jobs = store.list(status=job_status, limit=limit)  # type: ignore[arg-type]
         if as_json:
-            echo_json([j.model_dump(mode="json", exclude={"docs"}) for j in jobs])
+            echo_json([j.shown().model_dump(mode="json", exclude={"docs"}) for j in jobs])
             return
         for j in jobs:
             when = datetime.fromtimestamp(j.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -318,7 +318,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     if job is None:
         raise click.ClickException(f"job {job_id} not found (unknown or expired)")
     if as_json:
-        echo_json(job.model_dump(mode="json"))
+        echo_json(job.shown().model_dump(mode="json"))
         return
     click.echo(f"job {job.id}: {_summary(job)}")
     for d in job.docs or ():
