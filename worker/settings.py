@@ -139,8 +139,11 @@ class Settings(BaseSettings):
 
     @property
     def source_roots(self) -> tuple[Path, ...]:
-        """Folders API sources may lie under, resolved (``sources.roots`` + the uploads)."""
-        return tuple(p.expanduser().resolve() for p in (*self.sources.roots, self.upload_dir))
+        """Folders API sources may lie under, resolved (``sources.roots``).
+
+        The uploads folder is not one: an upload is never a source a caller names.
+        """
+        return tuple(p.expanduser().resolve() for p in self.sources.roots)
 
 
 @lru_cache(maxsize=1)

@@ -17,10 +17,12 @@ from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources.s3 import s3_client, split_s3
 
 
-def save(staged: Path, sha1: str, name: str, settings: Settings) -> str:
-    """Move a complete, staged upload into the uploads store; return its source URI.
+def save(staged: Path, sha1: str, name: str, settings: Settings) -> tuple[str, bool]:
+    """Move a complete, staged upload into the uploads store.
 
-    ``staged`` is consumed (renamed into the folder, or uploaded and removed).
+    Return its source URI and whether this call created it (``False``: the same bytes
+    under the same name were there already, from another upload). ``staged`` is
+    consumed (renamed into the folder, or uploaded and removed).
     """
     if settings.uploads_s3:
         bucket, prefix = split_s3(settings.uploads_s3)
@@ -29,11 +31,12 @@ def save(staged: Path, sha1: str, name: str, settings: Settings) -> str:
             s3_client(settings.s3).upload_file(str(staged), bucket, key)
         finally:
             staged.unlink(missing_ok=True)
-        return f"s3://{bucket}/{key}"
+        return f"s3://{bucket}/{key}", True
     final = settings.upload_dir / sha1 / name
     final.parent.mkdir(parents=True, exist_ok=True)
+    existed = final.exists()
     staged.replace(final)  # atomic: workers never see a partial upload
-    return str(final)
+    return str(final), not existed
 
 
 def is_upload(source: str, settings: Settings) -> bool:

@@ -34,9 +34,11 @@ from chunkweave.worker.jobs import Action, JobState, JobStatus
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import (
     SourceNotFoundError,
+    SourceUnavailableError,
     TooManyDocumentsError,
     expand_confined,
 )
+from chunkweave.worker.uploads import release
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +171,19 @@ async def _upload_items(
     check_job_tenant(
         caller.tenant_for(tenant if isinstance(tenant, str) and tenant else None), settings
     )
-    stored = [await store_upload(upload, settings) for upload in uploads]
+    stored: list[str] = []
+    created: list[str] = []
+    try:
+        for upload in uploads:
+            source, new = await store_upload(upload, settings)
+            stored.append(source)
+            if new:
+                created.append(source)
+    except BaseException:
+        # A refused request leaves nothing behind: not the files it had stored already.
+        for source in created:
+            await run_in_threadpool(release, source, settings)
+        raise
     hook = form.get("webhook_url")
     body = SourcesRequest(
         sources=stored,
@@ -274,6 +288,8 @@ async def create_job(
         )
     except SourceNotFoundError as err:
         raise HTTPException(404, str(err)) from err
+    except SourceUnavailableError as err:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(err)) from err
     except TooManyDocumentsError as err:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(err)) from err
     except ValueError as err:  # malformed source, webhook URL or document_id

@@ -226,7 +226,10 @@ def readable_source(
         resolved = path.expanduser().resolve()
     except OSError:
         return None, "the source cannot be resolved"
-    if not any(resolved.is_relative_to(root) for root in settings.source_roots):
+    # The document's own upload (kept: ``upload_retention=keep``) may be drawn too: the
+    # caller read the document, so it may see the file it was made from.
+    allowed = (*settings.source_roots, settings.upload_dir.expanduser().resolve())
+    if not any(resolved.is_relative_to(root) for root in allowed):
         return None, "the source is outside the allowed roots"
     if not resolved.is_file():
         return None, "the source is no longer readable"

@@ -21,14 +21,28 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _COPY_BLOCK = 1 << 20
 
 
+#: Longest stored upload name, in bytes (file systems take 255; the name is ASCII).
+MAX_NAME = 200
+
+
 def safe_name(name: str | None) -> str:
-    """Return the name without its directory part, reduced to ``[A-Za-z0-9._-]``."""
-    base = Path(name or "upload").name
-    return _SAFE_NAME.sub("_", base).lstrip(".") or "upload"
+    """Return the name without its directory part, reduced to ``[A-Za-z0-9._-]``.
+
+    A name longer than :data:`MAX_NAME` keeps its suffix (``.pdf``) and loses the end
+    of its stem.
+    """
+    base = _SAFE_NAME.sub("_", Path(name or "upload").name).lstrip(".") or "upload"
+    if len(base) <= MAX_NAME:
+        return base
+    suffix = Path(base).suffix[:16]
+    return base[: MAX_NAME - len(suffix)] + suffix
 
 
-async def store_upload(upload: UploadFile, settings: Settings) -> str:
-    """Stream one upload into the uploads store; return its source (a path or ``s3://``).
+async def store_upload(upload: UploadFile, settings: Settings) -> tuple[str, bool]:
+    """Stream one upload into the uploads store; return its source and whether it is new.
+
+    The source is a path or an ``s3://`` URI; new is ``False`` when the same bytes under
+    the same name were stored already (by another upload, whose job owns that file).
 
     Staged under a temporary name in ``upload_dir`` first, so workers never see a
     partial upload; raises 413 past ``max_upload_bytes`` (nothing is left behind).
