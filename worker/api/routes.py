@@ -171,18 +171,15 @@ async def _upload_items(
     check_job_tenant(
         caller.tenant_for(tenant if isinstance(tenant, str) and tenant else None), settings
     )
+    r = get_enqueuer(request).redis
     stored: list[str] = []
-    created: list[str] = []
     try:
         for upload in uploads:
-            source, new = await store_upload(upload, settings)
-            stored.append(source)
-            if new:
-                created.append(source)
+            stored.append(await store_upload(upload, settings, r))
     except BaseException:
         # A refused request leaves nothing behind: not the files it had stored already.
-        for source in created:
-            await run_in_threadpool(release, source, settings)
+        for source in stored:
+            await run_in_threadpool(release, source, settings, r)
         raise
     hook = form.get("webhook_url")
     body = SourcesRequest(
@@ -254,9 +251,11 @@ async def create_job(
     tenant-scoped token may only name its own tenant (403).
     """
     per_file: dict[str, dict[str, Any]] = {}
+    uploaded: list[str] = []  # held for the job; released if no job is made
     try:
         if request.headers.get("content-type", "").startswith("multipart/form-data"):
             body, doc_ids, per_file = await _upload_items(request, settings, caller)
+            uploaded = list(body.sources)
             items: list[tuple[str, Action]] = [(s, "ingest") for s in body.sources]
         else:
             try:
@@ -274,18 +273,23 @@ async def create_job(
                         f"document_id names one document; the sources hold {len(items)}"
                     )
                 doc_ids = {items[0][0]: named_doc_id(body.document_id)}
-        job_id = await run_in_threadpool(
-            partial(
-                enq.submit,
-                items,
-                force=body.force,
-                webhook_url=body.webhook_url,
-                doc_ids=doc_ids,
-                metadata=body.metadata,
-                per_source=per_file,
-                tenant=caller.tenant_for(body.tenant),
+        try:
+            job_id = await run_in_threadpool(
+                partial(
+                    enq.submit,
+                    items,
+                    force=body.force,
+                    webhook_url=body.webhook_url,
+                    doc_ids=doc_ids,
+                    metadata=body.metadata,
+                    per_source=per_file,
+                    tenant=caller.tenant_for(body.tenant),
+                )
             )
-        )
+        except BaseException:
+            for source in uploaded:  # refused: the uploads it stored are not left behind
+                await run_in_threadpool(release, source, settings, enq.redis)
+            raise
     except SourceNotFoundError as err:
         raise HTTPException(404, str(err)) from err
     except SourceUnavailableError as err:

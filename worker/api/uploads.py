@@ -10,6 +10,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import redis
 from fastapi import HTTPException, status
 from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -38,11 +39,11 @@ def safe_name(name: str | None) -> str:
     return base[: MAX_NAME - len(suffix)] + suffix
 
 
-async def store_upload(upload: UploadFile, settings: Settings) -> tuple[str, bool]:
-    """Stream one upload into the uploads store; return its source and whether it is new.
+async def store_upload(upload: UploadFile, settings: Settings, r: redis.Redis) -> str:
+    """Stream one upload into the uploads store, held once; return its source.
 
-    The source is a path or an ``s3://`` URI; new is ``False`` when the same bytes under
-    the same name were stored already (by another upload, whose job owns that file).
+    The source is a path or an ``s3://`` URI; the caller releases the hold
+    (:func:`chunkweave.worker.uploads.release`) if it queues no document on it.
 
     Staged under a temporary name in ``upload_dir`` first, so workers never see a
     partial upload; raises 413 past ``max_upload_bytes`` (nothing is left behind).
@@ -67,4 +68,4 @@ async def store_upload(upload: UploadFile, settings: Settings) -> tuple[str, boo
             tmp_path.unlink(missing_ok=True)
             raise
     name = safe_name(upload.filename)
-    return await run_in_threadpool(uploads.save, tmp_path, digest.hexdigest(), name, settings)
+    return await run_in_threadpool(uploads.save, tmp_path, digest.hexdigest(), name, settings, r)
