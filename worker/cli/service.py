@@ -88,11 +88,10 @@ def watch(source: str, polling: bool, tenant: str | None) -> None:
     from chunkweave.worker import sources
     from chunkweave.worker.enqueue import Enqueuer, check_job_tenant
 
-    if tenant is not None:  # refused before anything starts
-        try:
-            tenant = check_job_tenant(tenant, get_settings())
-        except ValueError as err:
-            raise click.UsageError(str(err)) from None
+    try:  # refused before anything starts: a multi-tenant store needs a tenant named
+        tenant = check_job_tenant(tenant, get_settings())
+    except ValueError as err:
+        raise click.UsageError(f"{err} (--tenant names it)") from None
     settings = _producer_settings()
     if tenant is not None:
         weaviate = settings.weaviate.model_copy(update={"tenant": tenant})
