@@ -60,6 +60,13 @@ def test_row_spans_fill_every_row_header_spans_fill_the_header() -> None:
     assert filled[3] == texts[3]
 
 
+def test_a_figure_spanning_rows_stays_in_its_first_row() -> None:
+    # "8" halt stations for two states together: the total counts it once.
+    grid = _grid(["ab", "cb", "de"])
+    texts = (("Delhi", "8"), ("Rajasthan", ""), ("Gujarat", "6"))
+    assert fill_spans(texts, covering_cells(grid)) == texts
+
+
 def test_a_data_row_span_and_a_title_row_keep_their_text_in_the_first_cell() -> None:
     grid = _grid(["TTT", "abc", "GGG", "def"])
     texts = (("Title", "", ""), ("K", "2007", "2008"), ("Group", "", ""), ("x", "1", "2"))

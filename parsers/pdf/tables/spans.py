@@ -7,7 +7,9 @@ GMC" over five rows) leaves four rows without their key, and a header spanning
 columns ("Modern method" over seven) leaves six columns without it. So:
 
 - a position covered from above in its own column (a row span) gets the merged
-  cell's text, in every row;
+  cell's text, in every row, unless that text is a figure: a quantity spanning
+  rows is one value for the rows together ("8" halt stations over two states, which
+  the total counts once), and repeating it would count it once per row;
 - a position of the first row covered from its left (a column span of the header)
   gets it too, unless one merged cell spans that whole row (a title, not labels);
 - other column spans (a group label drawn across a data row) keep their text in
@@ -21,6 +23,8 @@ first row's other labels reaching down through that second row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from chunkweave.parsers.pdf.tables.cells import is_figure
 
 Position = tuple[int, int]
 
@@ -78,7 +82,7 @@ def fill_spans(
     for (r, c), (q, k) in sorted(owners.items()):
         if r >= len(out) or c >= len(out[r]) or out[r][c] or q >= len(out) or k >= len(out[q]):
             continue
-        row_span = k == c and q < r
+        row_span = k == c and q < r and not is_figure(out[q][k])
         header_span = r == 0 and q == 0 and not title
         if row_span or header_span:
             out[r][c] = out[q][k]
