@@ -138,7 +138,34 @@ def gt_relations(table: GtTable) -> Counter[Relation]:
     """Return a ground-truth table's relations (its stated spans, else its grid)."""
     if table.spanned:
         return relations(table.spanned)
-    return relations(grid_cells(table.grid))
+    return relations(grid_cells(header_spans(table.grid)))
+
+
+_NUMERIC = re.compile(r"^[\W_]*\d[\d\W_]*$")
+
+
+def header_spans(rows: Sequence[Sequence[str]]) -> list[list[str]]:
+    """Return a ground-truth grid with its header labels written over their spans.
+
+    A grid without span data puts a spanning label's text in the first cell of its
+    span and leaves the others blank (``corpus-extra/README.md``). In the header
+    (the rows before the first with two figures) a blank right of a label, over a
+    column whose next row has text, is read as covered by that label.
+    """
+    out = [list(r) for r in rows]
+    for r in range(len(out) - 1):
+        if sum(1 for c in out[r] if _NUMERIC.match(c.strip())) >= 2:
+            break
+        label = ""
+        for c, text in enumerate(out[r]):
+            below = out[r + 1][c] if c < len(out[r + 1]) else ""
+            if text:
+                label = text
+            elif label and below:
+                out[r][c] = label
+            else:
+                label = ""
+    return out
 
 
 @dataclass(frozen=True)

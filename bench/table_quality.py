@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.adjacency import AdjacencyScore, score_adjacency
 from bench.groundtruth import GroundTruth, load_groundtruth
-from bench.options import corpus_parser, write_json
+from bench.options import DEFAULT_CORPUS, add_names, bench_parser, write_json
 from bench.peers import PARSERS
 from bench.scoring import match_tables
 from bench.worker_protocol import item_from_json, run_worker
@@ -157,7 +157,11 @@ def render(per_doc: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the tables; optionally write JSON."""
-    ap = corpus_parser(__doc__, "systems", list(PARSERS), timeout=1800)
+    ap = bench_parser(__doc__)
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    add_names(ap, "systems", list(PARSERS))
+    ap.add_argument("--docs", help="comma list of document names or stems")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per system run")
     args = ap.parse_args(argv)
     systems = args.systems or list(DEFAULT_SYSTEMS)
     per_doc, failed = run(args.corpus, systems, args.docs, args.timeout)

@@ -137,3 +137,15 @@ def test_spanning_header_check() -> None:
     assert score_adjacency([right], gt).f1 == pytest.approx(1.0)
     assert (score_adjacency([once], gt).spans_ok, score_adjacency([once], gt).spans) == (0, 1)
     assert gt_relations(gt[0])[("actual", "2004", DOWN)] == 1
+
+
+def test_grid_ground_truth_header_label_spans_its_blanks() -> None:
+    # Camelot's convention: the spanning label in the first cell, the rest blank.
+    gt = grid_table(
+        [["State", "Status", "", ""], ["", "Illiterate", "Read", "Std"], ["K", "1", "2", "3"]]
+    )
+    rels = gt_relations(gt)
+    assert rels[("status", "read", DOWN)] == 1
+    assert rels[("status", "std", DOWN)] == 1
+    # A blank over a blank stays blank; data rows are left alone.
+    assert ("state", "k", DOWN) in rels

@@ -24,7 +24,12 @@ from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.geometry import BBox, intersects
 from chunkweave.parsers.pdf.tables.cells import DATA_SHARE, is_figure
 from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
-from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans, header_depth
+from chunkweave.parsers.pdf.tables.spans import (
+    covering_cells,
+    fill_spans,
+    header_depth,
+    join_wrapped_header,
+)
 from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
@@ -206,7 +211,8 @@ def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
     # One text row per grid row: merged cells' text goes where their spans say; a
     # row split into its lines keeps them.
     filled = fill_spans([p[0] for p in parts], covering_cells(table))
-    return tuple(r for p, f in zip(parts, filled, strict=True) for r in (p if len(p) > 1 else [f]))
+    rows = tuple(r for p, f in zip(parts, filled, strict=True) for r in (p if len(p) > 1 else [f]))
+    return join_wrapped_header(rows)
 
 
 def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:

@@ -112,3 +112,59 @@ def header_depth(owners: dict[Position, Position], n_rows: int, n_cols: int) -> 
         if not spans_down and c not in grouped:
             return 1
     return 2
+
+
+def join_wrapped_header(rows: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    """Return ``rows`` with a header label wrapped around a centred sibling joined.
+
+    ``find_tables`` may cut a header into one grid row per text line where no rule
+    parts them: "Read &" and "Write" land two rows apart with "Illiterate",
+    centred beside them, in the row between. Among the leading rows (before the
+    first with two figures), a run of rows is one row when some column's label
+    resumes after a row where only its siblings have text, no column has text in
+    two consecutive rows of the run, and no row of it repeats a spanning label.
+    """
+    out = [tuple(r) for r in rows]
+    zone = 0
+    while zone < len(out) and sum(1 for c in out[zone] if is_figure(c)) < 2:
+        zone += 1
+    i = 0
+    while i < zone:
+        j = _wrapped_run(out, i, zone)
+        if j is None:
+            i += 1
+            continue
+        # Rows below repeating the run's last texts (a row span filled) join it too.
+        while j + 1 < zone and all(
+            not t or (c < len(out[j]) and out[j][c] == t) for c, t in enumerate(out[j + 1])
+        ):
+            j += 1
+        width = max(len(r) for r in out[i : j + 1])
+        joined = tuple(
+            " ".join(dict.fromkeys(r[c] for r in out[i : j + 1] if c < len(r) and r[c]))
+            for c in range(width)
+        )
+        out[i : j + 1] = [joined]
+        zone -= j - i
+        i += 1
+    return tuple(out)
+
+
+def _wrapped_run(rows: list[tuple[str, ...]], i: int, zone: int) -> int | None:
+    """Return the last row of a wrapped header run starting at ``rows[i]``, or None."""
+
+    def spanned(r: tuple[str, ...]) -> bool:
+        filled = [c for c in r if c]
+        return len(filled) != len(set(filled))
+
+    for j in range(i + 2, zone):
+        run = rows[i : j + 1]
+        if any(spanned(r) for r in run):
+            return None
+        width = max(len(r) for r in run)
+        cols = [[k for k, r in enumerate(run) if c < len(r) and r[c]] for c in range(width)]
+        if any(b - a == 1 for ks in cols for a, b in zip(ks, ks[1:], strict=False)):
+            return None
+        if any(len(ks) >= 2 for ks in cols):
+            return j
+    return None
