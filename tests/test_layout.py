@@ -389,3 +389,23 @@ def test_every_exception_class_derives_from_the_one_root():
     expected = {"chunkweave.parsers.errors.ParseError", "chunkweave.worker.webhook.WebhookError"}
     assert expected <= set(result["found"])
     assert result["rootless"] == []
+
+
+#: Names that said too little: ``model`` meant the layout model, the heading classes and
+#: the inspector's report; ``embedded`` named two unrelated packages.
+VAGUE_NAMES = ("model", "embedded")
+#: Renames inside parsers/pdf/ left for the end of the session (issue 32 item 5).
+PENDING_RENAMES = {
+    "chunkweave.parsers.pdf.model",
+    "chunkweave.parsers.pdf.headings.model",
+    "chunkweave.parsers.pdf.document",
+}
+
+
+def test_module_names_say_what_they_hold():
+    vague = [m for m in MODULES if set(m.split(".")) & set(VAGUE_NAMES)]
+    assert sorted(set(vague) - PENDING_RENAMES) == []
+    # One ``document`` module: the parsed document (parsers/document.py).
+    documents = [m for m in MODULES if m.rsplit(".", 1)[-1] == "document"]
+    assert sorted(set(documents) - PENDING_RENAMES) == ["chunkweave.parsers.document"]
+    assert MODULES.keys() >= PENDING_RENAMES, "a pending rename is done: drop it from the list"
