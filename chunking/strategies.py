@@ -121,7 +121,7 @@ class ChunkStrategy:
 
 
 #: Every registered strategy, by the name ``ChunkOptions.strategy`` gives it.
-STRATEGIES: dict[str, ChunkStrategy] = {}
+STRATEGIES: dict[Strategy, ChunkStrategy] = {}
 
 
 def register_chunking_strategy(name: Strategy, strategy: ChunkStrategy) -> None:
