@@ -11,6 +11,7 @@ from pathlib import Path
 import docx
 import pytest
 
+from chunkweave.storage.ingest import Pipeline
 from chunkweave.worker.mcp_server import Tools
 from chunkweave.worker.settings import Settings
 
@@ -26,7 +27,7 @@ def _doc(path: Path, text: str) -> Path:
 
 
 @pytest.fixture
-def two_docs(stored, tmp_path: Path) -> tuple[str, str]:
+def two_docs(stored: Pipeline, tmp_path: Path) -> tuple[str, str]:
     secret = _doc(tmp_path / "salaries.docx", "The salary bands for engineers are secret. " * 5)
     public = _doc(tmp_path / "holidays.docx", "The salary review happens after the holidays. " * 5)
     assert stored.ingest(secret, metadata={"acl": ["hr"]}).status == "added"

@@ -16,6 +16,7 @@ import docx
 import pytest
 from fastapi.testclient import TestClient
 
+from chunkweave.storage.ingest import Pipeline
 from chunkweave.worker import keys
 from chunkweave.worker.api import create_app
 from chunkweave.worker.runtime import redis_client
@@ -38,7 +39,7 @@ def _handbook() -> bytes:
 
 
 def test_same_name_uploads_at_once_all_end_done_and_store_one_document(
-    pipeline_env, pipeline_settings: Settings, stored, workers: WorkerProcs
+    pipeline_env, pipeline_settings: Settings, stored: Pipeline, workers: WorkerProcs
 ):
     body = _handbook()
     workers.start(pipeline_env, concurrency=2)
