@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
-from chunkweave.errors import ChunkweaveError
+from chunkweave.errors import ChunkweaveError, TransientError
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.worker.jobs import Action, as_text
@@ -31,6 +31,10 @@ class SourceNotFoundError(ChunkweaveError, FileNotFoundError):
     """The source named in a task no longer exists."""
 
     code = ErrorCode.NOT_FOUND
+
+
+class SourceUnavailableError(TransientError, ConnectionError):
+    """The store a source lives in cannot be reached or is not configured (S3 endpoint)."""
 
 
 class InvalidSourceError(ChunkweaveError, ValueError):
