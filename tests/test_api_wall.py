@@ -160,7 +160,7 @@ def test_security_headers_and_a_csp_without_inline_script(tenants_only):
 
 
 def test_inspector_report_pins_its_script():
-    from chunkweave.worker.inspect.model import build_report
+    from chunkweave.worker.inspect.report import build_report
     from chunkweave.worker.inspect.write import render_report, report_csp
 
     html = render_report(build_report([], source="/x/a.docx", format="docx"))

@@ -31,9 +31,9 @@ from types import FrameType
 from pydantic import SecretStr
 
 from chunkweave.storage.config import server_env as weaviate_env
-from chunkweave.storage.embedded.process import die_with_parent
+from chunkweave.storage.server_process import die_with_parent
 from chunkweave.worker import sources
-from chunkweave.worker.embedded.redis_server import LocalRedis
+from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
 

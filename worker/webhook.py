@@ -28,16 +28,18 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from chunkweave.errors import ChunkweaveError
+
 _SCHEMES = ("http", "https")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-class WebhookError(RuntimeError):
+class WebhookError(ChunkweaveError, RuntimeError):
     """The receiver did not accept the webhook (non-2xx or unreachable)."""
 
 
-class WebhookRefusedError(ValueError):
+class WebhookRefusedError(ChunkweaveError, ValueError):
     """The webhook URL is not one the service will call (scheme, host or address)."""
 
 

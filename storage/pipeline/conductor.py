@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from chunkweave.chunking.models import Chunk, ChunkOptions
+from chunkweave.errors import TransientError
 from chunkweave.parsers import ParsedDocument, ParseError, ParseOptions, parse_document
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.config import FilesConfig, WeaviateConfig
@@ -48,7 +49,7 @@ class _Scope(NamedTuple):
 
 def transient(err: BaseException) -> bool:
     """Whether ``err`` means "try again later" (the store or the embedder is down)."""
-    return bool(getattr(err, "transient", False))
+    return isinstance(err, TransientError)
 
 
 class Pipeline:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from chunkweave.chunking import needs_embedder
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import ParsedDocument
@@ -76,10 +77,10 @@ def live_embed_keys(
     """``{chunk uuid: sha1(embed_text)}`` of the live chunks of ``doc`` that are stored.
 
     ``doc`` is chunked again with the live collection's ``opts``; only chunks whose ID
-    is stored count (a chunking the live collection did not make reuses nothing). The
-    ``semantic`` strategy embeds to chunk, so it reuses nothing here.
+    is stored count (a chunking the live collection did not make reuses nothing). A strategy
+    that embeds to chunk (``semantic``) reuses nothing here.
     """
-    if opts.strategy == "semantic":
+    if needs_embedder(opts):
         return {}
     chunks = Chunker(opts, counter).chunk(doc, doc_id=doc_id, source=source)
     keys = {chunk_uuid(c.id): sha1_hex(c.embed_text) for c in chunks}

@@ -39,6 +39,7 @@ from importlib.metadata import version
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.worker.api.headers import SecurityHeaders
 from chunkweave.worker.api.limits import BodyLimit
 from chunkweave.worker.api.reindex import router as reindex_router
@@ -101,7 +102,7 @@ def body_limit(settings: Settings, content_type: str) -> int:
     return settings.max_json_bytes
 
 
-class InsecureBindError(RuntimeError):
+class InsecureBindError(ChunkweaveError, RuntimeError):
     """The API was asked to listen beyond loopback with no token."""
 
 

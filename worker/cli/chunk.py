@@ -11,6 +11,7 @@ import click
 from chunkweave.chunking import (
     Chunk,
     ChunkOptions,
+    needs_embedder,
 )
 from chunkweave.chunking.models import Strategy, TableEmbed
 from chunkweave.chunking.naive import naive_chunks
@@ -81,7 +82,7 @@ def chunk_command(
     if no_context:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
-    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    embedder = _embedder(settings, need_vectors=needs_embedder(opts))
     chunker = Chunker(opts, embedder)
     resolved = chunker.opts
     if max_tokens is not None and resolved.max_tokens != max_tokens:

@@ -94,6 +94,7 @@ def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) ->
 
 def _chunking(values: dict[str, Any]) -> Any:
     """Return the chunker of these options and the embedder (or none), as ``chunk`` does."""
+    from chunkweave.chunking import needs_embedder
     from chunkweave.storage.pipeline.chunker import Chunker
     from chunkweave.worker.cli.chunk import _embedder, _options
     from chunkweave.worker.settings import get_settings
@@ -111,7 +112,7 @@ def _chunking(values: dict[str, Any]) -> Any:
     if values["no_context"]:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
-    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    embedder = _embedder(settings, need_vectors=needs_embedder(opts))
     return Chunker(opts, embedder)
 
 

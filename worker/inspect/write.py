@@ -1,4 +1,4 @@
-"""Write a :class:`~chunkweave.worker.inspect.model.Report` as one self-contained HTML file.
+"""Write a :class:`~chunkweave.worker.inspect.report.Report` as one self-contained HTML file.
 
 The file holds everything it shows: the styles and the script (``assets/``) inline,
 the chunks as JSON, each PDF page as a JPEG data URI that the script loads only
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chunkweave.parsers.page_images import DEFAULT_DPI, Fractions, PageFrame, PdfPages
-from chunkweave.worker.inspect.model import LeftOut, Report, chunk_colour
+from chunkweave.worker.inspect.report import LeftOut, Report, chunk_colour
 
 #: What the PDF parser's route names mean, for the page heads.
 _ROUTE_NAMES = {"heuristic": "fast (heuristics)", "model": "layout model"}

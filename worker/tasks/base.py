@@ -29,6 +29,7 @@ from celery import Task
 from celery.exceptions import Retry
 from celery.utils.time import get_exponential_backoff_interval
 
+from chunkweave.errors import TransientError
 from chunkweave.parsers.errors import ErrorCode, ParseError
 from chunkweave.storage.metadata import MetadataError
 from chunkweave.worker import uploads
@@ -61,14 +62,14 @@ Body = Callable[..., dict[str, Any]]
 def is_transient(exc: BaseException) -> bool:
     """Tell whether ``exc`` (or anything in its cause chain) means "try again later".
 
-    Network errors, and any exception with a true ``transient`` attribute: storage and
-    the embedders mark their own "unavailable" errors that way.
+    Network errors of the clients the worker holds, and every
+    :class:`~chunkweave.errors.TransientError` (the store or an embedding service unavailable).
     """
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if isinstance(cur, _NETWORK_ERRORS) or getattr(cur, "transient", False):
+        if isinstance(cur, (TransientError, *_NETWORK_ERRORS)):
             return True
         cur = cur.__cause__ or cur.__context__
     return False
