@@ -143,12 +143,18 @@ def inspect(
     from chunkweave.worker.inspect.stored import stored_chunks
     from chunkweave.worker.inspect.write import iter_html
 
-    if settings.weaviate.url is None:
-        body = "<p>no Weaviate configured (CHUNKWEAVE_WEAVIATE__URL): nothing to inspect</p>"
-        return _html(ui_html.page("inspect", body), 503)
+    weaviate_settings = settings
+    if settings.weaviate.url is None:  # a `serve` on the data directory may have started since
+        from chunkweave.worker.discovery import discover
+
+        found = discover(settings)
+        if found.weaviate.state != "found":
+            body = f"<p>{_esc(found.missing('Weaviate'))}: nothing to inspect</p>"
+            return _html(ui_html.page("inspect", body), 503)
+        weaviate_settings = found.settings
     try:
         with _store_lock:
-            chunks = stored_chunks(_store(request, settings), doc_id)
+            chunks = stored_chunks(_store(request, weaviate_settings), doc_id)
     except TooManyChunksError as err:
         return _html(ui_html.page("inspect", f"<p>{_esc(str(err))}</p>"), 413)
     if not chunks:

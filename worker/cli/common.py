@@ -37,10 +37,19 @@ def friendly_errors(func: F) -> F:
         except Exception as err:  # noqa: BLE001 - the CLI's last line of defence
             if debug:
                 raise
-            click.echo(f"error: {type(err).__name__}: {err}", err=True)
+            if _redis_down(err):  # configured, or a running serve's, but not answering
+                click.echo(f"error: Redis unreachable: {err}", err=True)
+            else:
+                click.echo(f"error: {type(err).__name__}: {err}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _redis_down(err: Exception) -> bool:
+    """Tell whether ``err`` is a failure to reach Redis (without importing redis for it)."""
+    exceptions = sys.modules.get("redis.exceptions")
+    return exceptions is not None and isinstance(err, exceptions.ConnectionError)
 
 
 def echo_json(obj: Any) -> None:

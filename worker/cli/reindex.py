@@ -86,9 +86,12 @@ def reindex(
     options to resume an interrupted reindex.
     """
     from chunkweave.worker import reindex as rx
-    from chunkweave.worker.cli.service import _service_settings
+    from chunkweave.worker.cli.service import _discovered
 
-    settings = _service_settings()
+    found = _discovered()  # a running `serve`'s Redis and Weaviate when none is configured
+    settings = found.settings
+    if settings.weaviate.url is None:
+        raise click.ClickException(found.missing("Weaviate"))
     if rollback:
         restored = rx.rollback(settings)
         click.echo(f"{settings.weaviate.collection} -> {restored.collection} (rolled back)")
