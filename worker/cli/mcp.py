@@ -37,9 +37,10 @@ def mcp_command() -> None:
     if (line := found.line()) is not None:
         click.echo(line, err=True)  # stdout is the protocol's
     settings = found.settings
+    debug = bool(click.get_current_context().find_root().params.get("debug"))
     with weaviate_config(settings) as wcfg:
         tools = Tools(settings.model_copy(update={"weaviate": wcfg}))
         try:
-            build_server(tools).run("stdio")
+            build_server(tools, debug=debug).run("stdio")
         finally:
             tools.close()
