@@ -81,7 +81,8 @@ def jobs(
     if not _signed_in(request, settings):
         return _denied()
     found, next_cursor = enq.jobs.page(status=status, limit=limit, cursor=cursor)
-    return _html(ui_html.jobs_page(found, status, limit, next_cursor))
+    names = enq.jobs.sources([j.id for j in found])
+    return _html(ui_html.jobs_page(found, status, limit, next_cursor, names))
 
 
 @ui_router.get("/", include_in_schema=False)
