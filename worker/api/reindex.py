@@ -12,7 +12,8 @@ named with why). ``"dry_run": true`` answers ``200`` with the plan instead (as
 ``chunkweave reindex --dry-run``, plus ``cannot_rebuild``: source -> why) and changes
 nothing; ``"rollback": true`` points the alias back at the previous version (as
 ``--rollback``; no other field may be given with it). ``GET /reindex`` returns the
-current or last state. Both are behind the bearer token like every job route.
+current or last state. Both are store-wide: they need the main token (a tenant's
+token gets 403).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from chunkweave.chunking.models import Strategy
 from chunkweave.storage.evaluate import QAItem
 from chunkweave.storage.reindex.spec import MAX_QA
-from chunkweave.worker.api.routes import EnqueuerDep, SettingsDep, authorize
+from chunkweave.worker.api.routes import EnqueuerDep, SettingsDep, require_main
 from chunkweave.worker.settings import Settings
 
-router = APIRouter(dependencies=[Depends(authorize)])
+router = APIRouter(dependencies=[Depends(require_main)])
 
 
 class ReindexRequest(BaseModel):

@@ -13,8 +13,15 @@ def register(group: click.Group) -> None:
 
 
 @click.command("mcp")
+@click.option(
+    "--principal",
+    "principals",
+    multiple=True,
+    help="Search as this principal (repeatable; with CHUNKWEAVE_MCP_PRINCIPALS): only "
+    "chunks whose acl names one of them. None: only documents without an acl.",
+)
 @friendly_errors
-def mcp_command() -> None:
+def mcp_command(principals: tuple[str, ...]) -> None:
     """Serve the store to MCP clients (agents) on stdin/stdout.
 
     Tools: search (with filters), enqueue (paths under CHUNKWEAVE_SOURCES__ROOTS or
@@ -22,6 +29,8 @@ def mcp_command() -> None:
     Uses the configured Redis and Weaviate, else those of a `chunkweave serve` running
     on the same data directory (said in one line on stderr); with no Weaviate at all,
     the local one is started as for `chunkweave search`. Needs the `mcp` extra.
+    Searches apply the ACL as the given principals; with none, no document that
+    carries an acl is ever returned.
     """
     try:
         import mcp  # noqa: F401
@@ -39,7 +48,8 @@ def mcp_command() -> None:
     settings = found.settings
     debug = bool(click.get_current_context().find_root().params.get("debug"))
     with weaviate_config(settings) as wcfg:
-        tools = Tools(settings.model_copy(update={"weaviate": wcfg}))
+        principals = (*settings.mcp_principals, *principals)
+        tools = Tools(settings.model_copy(update={"weaviate": wcfg}), principals)
         try:
             build_server(tools, debug=debug).run("stdio")
         finally:

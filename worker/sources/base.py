@@ -32,6 +32,10 @@ class SourceNotFoundError(FileNotFoundError):
     code = ErrorCode.NOT_FOUND
 
 
+class SourceUnavailableError(ConnectionError):
+    """The store a source lives in cannot be reached or is not configured (S3 endpoint)."""
+
+
 class InvalidSourceError(ValueError):
     """The source is not a well-formed URI of its scheme (``s3://`` with no bucket...)."""
 

@@ -125,10 +125,15 @@ class LocalSource:
         path = Path(uri)
         if not path.is_absolute():
             raise InvalidSourceError(f"{uri}: local sources must be absolute paths")
-        resolved = path.resolve()
-        inside = any(resolved.is_relative_to(root) for root in settings.source_roots)
-        if not inside or not resolved.exists():
-            raise not_allowed(uri)
+        try:
+            resolved = path.resolve()
+            inside = any(resolved.is_relative_to(root) for root in settings.source_roots)
+            if not inside or not resolved.exists():
+                raise not_allowed(uri)
+        except OSError as err:  # a name longer than the file system takes, a loop of links
+            if isinstance(err, SourceNotFoundError):
+                raise
+            raise InvalidSourceError(f"{uri}: {err.strerror or err}") from err
         return str(resolved)
 
     def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
@@ -170,7 +175,7 @@ def refusal(uri: str, settings: Settings) -> str:
     nothing about what exists where a caller may not look.
     """
     roots = settings.source_roots
-    allowed = ", ".join(str(r) for r in roots)
+    allowed = ", ".join(str(r) for r in roots) or "none configured"
     path = Path(uri).expanduser()
     if not path.is_absolute():
         return f"{uri}: a relative path; give an absolute path under an allowed root ({allowed})"

@@ -100,13 +100,13 @@ def notify_job_finished(job_id: str) -> None:
 def release_upload(run: DocRun) -> None:
     """Delete an uploaded file once its document is final (stored, failed or deleted).
 
-    Only uploads are touched (:mod:`chunkweave.worker.uploads`); ``upload_retention=keep``
-    keeps them unless the document itself was deleted.
+    Only uploads are touched (:mod:`chunkweave.worker.uploads`): the document's hold is
+    dropped, and the file deleted once no queued document holds it;
+    ``upload_retention=keep`` keeps it unless the document itself was deleted.
     """
     settings = run.rt.settings
-    if settings.upload_retention == "keep" and run.action != "delete":
-        return
-    uploads.release(run.source, settings)
+    keep = settings.upload_retention == "keep" and run.action != "delete"
+    uploads.release(run.source, settings, run.rt.redis, delete=not keep)
 
 
 def new_run(
