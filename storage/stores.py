@@ -67,6 +67,28 @@ def local_server(data_dir: Path) -> LocalWeaviate:
     return LocalWeaviate(data_dir)
 
 
+def recorded_local_server(data_dir: Path) -> tuple[str, int, str] | None:
+    """Return the ``(url, grpc_port, api_key)`` a local server on ``data_dir`` recorded.
+
+    ``None`` when none is recorded; a record left by a process that died names a
+    server that no longer answers (check with :func:`local_server_ready`).
+    """
+    from chunkweave.storage.weaviate.server.local import recorded_server
+
+    recorded = recorded_server(data_dir)
+    if recorded is None:
+        return None
+    ports, api_key = recorded
+    return f"http://127.0.0.1:{ports.http}", ports.grpc, api_key
+
+
+def local_server_ready(url: str) -> bool:
+    """Tell whether the store's server at ``url`` answers that it is ready (2 s at most)."""
+    from chunkweave.storage.weaviate.server.local import is_ready
+
+    return is_ready(url)
+
+
 class MirroredStore:
     """A :class:`ChunkStore` whose chunk writes and deletes also go to a :class:`FileSink`.
 

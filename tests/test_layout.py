@@ -296,6 +296,7 @@ MAX_LINES = 400
 #: shrinks: the test fails for a module listed here that is no longer over).
 OVER_400: dict[str, str] = {
     "chunkweave.chunking.tables": "the tables issue splits it",
+    "chunkweave.worker.sources.local": "the watcher's owner trims it (401 after issue 33)",
 }
 
 

@@ -18,7 +18,7 @@ from chunkweave.chunking.naive import naive_chunks
 from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.storage.pipeline.chunker import Chunker
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
@@ -54,6 +54,7 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="jsonl: one chunk JSON per line; md: readable view with boundaries.",
 )
+@password_option
 @friendly_errors
 def chunk_command(
     file: str,
@@ -129,6 +130,7 @@ def chunk_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
+@password_option
 @friendly_errors
 def eval_command(
     qa_path: str,

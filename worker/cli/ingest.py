@@ -34,7 +34,12 @@ from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.metadata import MetadataError
 from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline, transient
 from chunkweave.storage.values import DocOutcome
-from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
+from chunkweave.worker.cli.common import (
+    echo_json,
+    friendly_errors,
+    metadata_options,
+    password_option,
+)
 from chunkweave.worker.cli.store import expand_paths, weaviate_config
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.job_inputs import check_job_tenant, command_line_metadata
@@ -217,6 +222,7 @@ def _check(
 @click.option("--force", is_flag=True, help="Re-parse even documents the ledger says are current.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
 @metadata_options
+@password_option
 @friendly_errors
 def ingest(
     paths: tuple[str, ...],
