@@ -23,6 +23,9 @@ class ErrorCode(StrEnum):
     ENCRYPTED = "encrypted"
     CORRUPT = "corrupt"
     EMPTY = "empty"
+    #: the text layer is glyph codes, not language (fonts without Unicode maps), and
+    #: OCR could not read the pages instead
+    UNREADABLE_TEXT = "unreadable_text"
     TOO_LARGE = "too_large"
     UNSAFE = "unsafe"
     PARSER_UNAVAILABLE = "parser_unavailable"
@@ -79,6 +82,12 @@ class EmptyDocumentError(ParseError):
     """The file is empty or holds no extractable content at all."""
 
     code = ErrorCode.EMPTY
+
+
+class UnreadableTextError(ParseError):
+    """The text layer is not language (glyph codes, private-use characters) and OCR failed."""
+
+    code = ErrorCode.UNREADABLE_TEXT
 
 
 class TooLargeError(ParseError):
