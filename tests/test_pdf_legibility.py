@@ -29,7 +29,7 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
         "\"#$!%&'%$()!&*!)#$!+&,-!(,&%$..&,!(,$-/)$.!0&-$,'!%&0(1)$,.!/'-!#/.!$2&32$-!)#,&14#!",
         "!\"#$%&'&()*+,\")+-./(0+$+,)\"*1+23(0+4#5(6\"17 !\"#$%&'()*+',$'-$*\"#$.'/0$1/'2#33'/!",
         "\ue000\ue001\ue002\ue003 \ue004\ue005\ue006 \ue007\ue008\ue009\ue00a\ue00b \ue00c" * 3,
-        "\ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd\ufffd\ufffd\ufffd" * 2,
+        "\ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd\ufffd" * 3,
     ],
 )
 def test_glyph_codes_are_not_language(text: str) -> None:

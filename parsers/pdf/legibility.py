@@ -27,6 +27,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import pymupdf
+
 #: Pages with fewer non-space characters are not judged (a page number, a label).
 MIN_CHARS = 20
 #: A page whose characters are this share or more of ASCII punctuation and symbols,
@@ -100,19 +102,19 @@ def legibility(texts: Iterable[str]) -> Legibility:
     return Legibility(chars, letters, symbols, bad)
 
 
-def unmapped_fonts(page: object) -> list[str]:
+def unmapped_fonts(page: pymupdf.Page) -> list[str]:
     """Return the names of the page's fonts that carry no ``/ToUnicode`` map (for reasons).
 
     Fonts with a standard encoding (the base 14, WinAnsi) need none; the names only
     help a reader of a warning find the fonts to blame. Empty when unknown.
     """
-    doc = getattr(page, "parent", None)
+    doc = page.parent
     names: list[str] = []
     try:
-        for xref, _ext, kind, name, *_ in page.get_fonts():  # type: ignore[attr-defined]
-            if kind in ("Type0", "TrueType", "Type3") and doc is not None:
-                if doc.xref_get_key(xref, "ToUnicode")[0] == "null":
-                    names.append(name.split("+", 1)[-1])
+        for xref, _ext, kind, name, *_ in page.get_fonts():
+            mappable = kind in ("Type0", "TrueType", "Type3")
+            if mappable and doc.xref_get_key(xref, "ToUnicode")[0] == "null":
+                names.append(name.split("+", 1)[-1])
     except (RuntimeError, ValueError):
         return names
     return sorted(set(names))

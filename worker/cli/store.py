@@ -503,6 +503,8 @@ def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
         error = f"  [{e.error_code}] {e.error}" if e.status == "failed" else ""
         meta = f"  {json.dumps(e.metadata, sort_keys=True)}" if e.metadata else ""
         click.echo(f"{e.status:6}  {e.chunk_count:6}  {e.source}{meta}{error}")
+        for warning in e.warnings:
+            click.echo(f"        warning: {warning}")
     click.echo(f"{len(entries)} documents", err=True)
 
 
