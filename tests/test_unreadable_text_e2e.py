@@ -9,6 +9,8 @@ OCR off it fails ``unreadable_text`` with the reason, in the job and the ledger.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,10 +20,20 @@ from chunkweave.parsers.pdf.legibility import legibility
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.worker.jobs import DocState, JobStore
 from chunkweave.worker.settings import Settings
-from tests.fixtures_services import WorkerProcs, wait_for
+from tests.fixtures_services import ROOT, WorkerProcs, wait_for
 
 pytestmark = pytest.mark.integration
 DAMAGED = Path(__file__).parent / "data" / "damaged" / "unmapped-fonts.pdf"
+CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
+
+
+def _docs(env: dict[str, str]) -> str:
+    """``chunkweave docs`` as a user runs it, on the test's ledger."""
+    run = subprocess.run(
+        [CHUNKWEAVE, "docs"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
 
 
 def _run(settings: Settings, workers: WorkerProcs, tmp_path: Path) -> DocState:
@@ -63,6 +75,9 @@ def test_damaged_fonts_are_ocred_and_the_warnings_reach_job_and_ledger(
     for chunk in chunks:
         assert not legibility([chunk.text]).garbled, chunk.text
     assert "word processor" in " ".join(c.text for c in chunks).lower()
+    listed = _docs(pipeline_env)
+    assert "warning: file was damaged; MuPDF repaired its structure" in listed
+    assert "warning: page 1: text layer is not language" in listed
 
 
 def test_without_ocr_the_damaged_pdf_fails_unreadable_text_in_job_and_ledger(
@@ -76,3 +91,4 @@ def test_without_ocr_the_damaged_pdf_fails_unreadable_text_in_job_and_ledger(
     assert (entry.status, entry.error_code) == ("failed", "unreadable_text")
     assert entry.error == state.error
     assert stored.store.chunks(state.doc_id, limit=10) == []
+    assert "[unreadable_text]" in _docs(pipeline_env)
