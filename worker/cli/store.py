@@ -481,7 +481,7 @@ def delete(source: str | None, tenant: str | None) -> None:
 @click.option("--tenant", default=None, help="The tenant's ledger (required when multi-tenant).")
 @friendly_errors
 def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
-    """List the document ledger: doc_id, source, status, chunk count, metadata, error."""
+    """List the document ledger: status, chunk count, source, metadata, error, warnings."""
     settings = get_settings()
     wanted = [_ledger_filter(item) for item in filters]
     with weaviate_config(settings) as wcfg:
