@@ -28,6 +28,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from chunkweave.errors import ChunkweaveError, ErrorCode
+
 #: The types a metadata value may have (``string[]``: a list of strings).
 FieldType = Literal["string", "number", "bool", "date", "string[]"]
 #: A validated value: dates are timezone-aware, lists are lists of strings.
@@ -62,8 +64,10 @@ RESERVED_KEYS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 
-class MetadataError(ValueError):
+class MetadataError(ChunkweaveError, ValueError):
     """Metadata that cannot be accepted: the message names its origin, the key and why."""
+
+    code = ErrorCode.BAD_METADATA
 
 
 class MetadataConfig(BaseModel):

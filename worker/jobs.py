@@ -17,6 +17,7 @@ A job is *finished* once it is sealed (every document added) and every document 
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Iterable
@@ -89,6 +90,16 @@ class JobState(BaseModel):
     #: The tenant the job's documents belong to (``None``: no tenant).
     tenant: str | None = None
     docs: tuple[DocState, ...] | None = None
+
+    def shown(self) -> JobState:
+        """Return the job as it may be shown to a caller: the webhook URL redacted.
+
+        A webhook URL may carry its receiver's token in its path or query; every
+        surface that prints a job (API, CLI, MCP) shows this form.
+        """
+        from chunkweave.worker.webhook import redact
+
+        return self.model_copy(update={"webhook_url": redact(self.webhook_url)})
 
 
 def as_text(value: object) -> str:
@@ -253,6 +264,8 @@ class JobStore:
         with a ``status`` filter a page may hold fewer than ``limit`` jobs and still have
         a next one. ``tenants``: only jobs of one of these tenants (``None``: any job).
         """
+        if cursor is not None and not math.isfinite(cursor):
+            raise ValueError(f"a page cursor is a creation time, not {cursor!r}")
         top = "+inf" if cursor is None else f"({cursor!r}"
         scan = 4 * limit if status is not None or tenants is not None else limit
         rows = cast(

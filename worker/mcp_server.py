@@ -5,8 +5,12 @@ Tools (the official ``mcp`` SDK's :class:`MCPServer`):
 - ``search``: the stored chunks best matching a query (hybrid, or by vector or
   keyword only), optionally filtered by document, source, type or page;
   at most :data:`MAX_K` hits, the query at most :data:`MAX_QUERY_CHARS` characters.
-- ``enqueue``: queue paths under ``CHUNKWEAVE_SOURCES__ROOTS`` (or the uploads
-  folder) or ``s3://`` URIs of the allowed buckets for ingestion, exactly as
+  An agent is no trusted caller: it searches as the principals the server is
+  configured with (``chunkweave mcp --principal``, ``CHUNKWEAVE_MCP_PRINCIPALS``),
+  under the collection's ACL rule; configured with none it fails closed and sees
+  only documents that carry no ``acl``.
+- ``enqueue``: queue paths under ``CHUNKWEAVE_SOURCES__ROOTS``
+  or ``s3://`` URIs of the allowed buckets for ingestion, exactly as
   ``POST /jobs`` does: each source confined (symlinks resolved), at most
   ``max_files_per_job`` documents; anything else is refused as not found.
 - ``job_status``: a job's state and (at most :data:`MAX_DOCS` of) its documents.
@@ -40,8 +44,10 @@ Status = Literal["queued", "running", "done", "failed"]
 class Tools:
     """What the tools do, on one settings object; the store and Redis are opened on first use."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, principals: tuple[str, ...] = ()) -> None:
         self.settings = settings
+        #: Who the agent searches as (empty: only documents without an ``acl``).
+        self.principals = principals or settings.mcp_principals
         self._lock = threading.Lock()
         self._store: Any = None
         self._embedder: Any = None
@@ -87,6 +93,7 @@ class Tools:
     ) -> dict[str, Any]:
         """Return the best ``k`` stored chunks for ``query`` (see the module docstring)."""
         from chunkweave.storage.filters import Condition, SearchRequest
+        from chunkweave.storage.metadata import HAS_ACL
 
         if not query.strip():
             raise ValueError("query is empty")
@@ -100,11 +107,21 @@ class Tools:
                 where.append(Condition(name, "equal", value))
         if page is not None:
             where.append(Condition("pages", "equal", int(page)))
+        if not self.principals:
+            # Fails closed: no ACL-restricted chunk reaches an agent nobody vouched for.
+            where.append(Condition(HAS_ACL, "equal", False))
         store, embedder = self._open_store()
         vector = None
         if mode != "keyword" and embedder.dimension:
             vector = embedder.embed_query(query)
-        request = SearchRequest(query, vector, k=k, where=tuple(where), hybrid=mode == "hybrid")
+        request = SearchRequest(
+            query,
+            vector,
+            k=k,
+            where=tuple(where),
+            hybrid=mode == "hybrid",
+            principals=self.principals or None,
+        )
         hits = store.search(request)
         return {
             "hits": [

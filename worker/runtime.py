@@ -16,13 +16,14 @@ from pathlib import Path
 import redis
 from pydantic import SecretStr
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.storage.protocols import IngestPipeline
-from chunkweave.worker.embedded.redis_server import running_redis
 from chunkweave.worker.jobs import JobStore
+from chunkweave.worker.local_redis import running_redis
 from chunkweave.worker.settings import Settings, get_settings
 
 
-class NoRedisConfiguredError(RuntimeError):
+class NoRedisConfiguredError(ChunkweaveError, RuntimeError):
     """No Redis URL in the settings (``CHUNKWEAVE_REDIS_URL``)."""
 
 

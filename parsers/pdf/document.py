@@ -179,6 +179,12 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         _log_routes(path, explanation, routes)
         title = _title(doc, elements)
         page_count = doc.page_count
+    except pymupdf.mupdf.FzErrorLimit as exc:
+        # MuPDF refuses what would exceed its bounds (a page or image too large to render).
+        raise TooLargeError(str(path), f"beyond MuPDF's limits: {_one_line(exc)}") from exc
+    except pymupdf.mupdf.FzErrorBase as exc:
+        # A structural fault found while reading pages (a cyclic page tree, a broken object).
+        raise CorruptDocumentError(str(path), f"damaged PDF: {_one_line(exc)}") from exc
     finally:
         doc.close()
     if not elements and not warnings and opts.page_range is None:

@@ -7,7 +7,8 @@ records the target, takes the one-reindex lock and sends the coordinator's first
 (``chunkweave.reindex_advance``) to the workers, which step it to the end. Answers
 ``202`` with the reindex state (its document jobs are ordinary jobs: ``GET /jobs/{id}``),
 ``409`` when a reindex runs already or nothing would change. ``GET /reindex`` returns
-the current or last state. Both are behind the bearer token like every job route.
+the current or last state. Both are store-wide: they need the main token (a tenant's
+token gets 403).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from chunkweave.chunking.models import Strategy
 from chunkweave.storage.evaluate import QAItem
 from chunkweave.storage.reindex.spec import MAX_QA
-from chunkweave.worker.api.routes import EnqueuerDep, SettingsDep, authorize
+from chunkweave.worker.api.routes import EnqueuerDep, SettingsDep, require_main
 from chunkweave.worker.settings import Settings
 
-router = APIRouter(dependencies=[Depends(authorize)])
+router = APIRouter(dependencies=[Depends(require_main)])
 
 
 class ReindexRequest(BaseModel):

@@ -13,6 +13,7 @@ from chunkweave.chunking import (
     Chunk,
     ChunkOptions,
     chunk_document,
+    needs_embedder,
     resolve_options,
 )
 from chunkweave.chunking.models import Strategy, TableEmbed, TokenCounter
@@ -83,7 +84,7 @@ def chunk_command(
     if no_context:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
-    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    embedder = _embedder(settings, need_vectors=needs_embedder(opts))
     counter: TokenCounter = embedder if embedder is not None else ApproxTokenCounter()
     resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
     if max_tokens is not None and resolved.max_tokens != max_tokens:

@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from chunkweave.chunking import chunk_document, resolve_options
+from chunkweave.chunking import chunk_document, needs_embedder, resolve_options
 from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers import ParseError, parse_document
@@ -61,7 +61,7 @@ class Exporter:
             if not force and self.sink.is_current(doc_id, file_sha1(path), self.fingerprint):
                 return "skipped", SinkResult()
             doc = parse_document(path, self.parse_opts)
-            embed = self.embedder.embed_documents if self.opts.strategy == "semantic" else None
+            embed = self.embedder.embed_documents if needs_embedder(self.opts) else None
             chunks = chunk_document(
                 doc, self.opts, self.embedder, doc_id=doc_id, source=source, embed=embed
             )

@@ -103,7 +103,7 @@ def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) ->
 
 def _chunking(values: dict[str, Any]) -> tuple[Any, Any]:
     """Return the resolved chunk options and the embedder (or None), as ``chunk`` does."""
-    from chunkweave.chunking import resolve_options
+    from chunkweave.chunking import needs_embedder, resolve_options
     from chunkweave.worker.cli.chunk import _embedder, _options
     from chunkweave.worker.settings import get_settings
 
@@ -120,7 +120,7 @@ def _chunking(values: dict[str, Any]) -> tuple[Any, Any]:
     if values["no_context"]:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
-    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    embedder = _embedder(settings, need_vectors=needs_embedder(opts))
     resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
     return resolved, embedder
 

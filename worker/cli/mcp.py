@@ -13,14 +13,23 @@ def register(group: click.Group) -> None:
 
 
 @click.command("mcp")
+@click.option(
+    "--principal",
+    "principals",
+    multiple=True,
+    help="Search as this principal (repeatable; with CHUNKWEAVE_MCP_PRINCIPALS): only "
+    "chunks whose acl names one of them. None: only documents without an acl.",
+)
 @friendly_errors
-def mcp_command() -> None:
+def mcp_command(principals: tuple[str, ...]) -> None:
     """Serve the store to MCP clients (agents) on stdin/stdout.
 
     Tools: search (with filters), enqueue (paths under CHUNKWEAVE_SOURCES__ROOTS or
     allowed s3:// buckets, as POST /jobs), job_status, list_jobs, list_documents.
     Uses the configured Redis and Weaviate (without CHUNKWEAVE_WEAVIATE__URL, the
     local Weaviate is started as for `chunkweave search`). Needs the `mcp` extra.
+    Searches apply the ACL as the given principals; with none, no document that
+    carries an acl is ever returned.
     """
     try:
         import mcp  # noqa: F401
@@ -34,7 +43,8 @@ def mcp_command() -> None:
 
     settings = get_settings()
     with weaviate_config(settings) as wcfg:
-        tools = Tools(settings.model_copy(update={"weaviate": wcfg}))
+        principals = (*settings.mcp_principals, *principals)
+        tools = Tools(settings.model_copy(update={"weaviate": wcfg}), principals)
         try:
             build_server(tools).run("stdio")
         finally:

@@ -88,11 +88,10 @@ def watch(source: str, polling: bool, tenant: str | None) -> None:
     from chunkweave.worker import sources
     from chunkweave.worker.enqueue import Enqueuer, check_job_tenant
 
-    if tenant is not None:  # refused before anything starts
-        try:
-            tenant = check_job_tenant(tenant, get_settings())
-        except ValueError as err:
-            raise click.UsageError(str(err)) from None
+    try:  # refused before anything starts: a multi-tenant store needs a tenant named
+        tenant = check_job_tenant(tenant, get_settings())
+    except ValueError as err:
+        raise click.UsageError(f"{err} (--tenant names it)") from None
     settings = _producer_settings()
     if tenant is not None:
         weaviate = settings.weaviate.model_copy(update={"tenant": tenant})
@@ -304,7 +303,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     if job_id is None:
         jobs = store.list(status=job_status, limit=limit)  # type: ignore[arg-type]
         if as_json:
-            echo_json([j.model_dump(mode="json", exclude={"docs"}) for j in jobs])
+            echo_json([j.shown().model_dump(mode="json", exclude={"docs"}) for j in jobs])
             return
         for j in jobs:
             when = datetime.fromtimestamp(j.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -318,7 +317,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     if job is None:
         raise click.ClickException(f"job {job_id} not found (unknown or expired)")
     if as_json:
-        echo_json(job.model_dump(mode="json"))
+        echo_json(job.shown().model_dump(mode="json"))
         return
     click.echo(f"job {job.id}: {_summary(job)}")
     for d in job.docs or ():

@@ -8,6 +8,7 @@ from typing import Literal
 import redis
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.worker import keys
 
 Phase = Literal["building", "switched", "done", "refused", "incomplete", "rolled_back"]
@@ -21,7 +22,7 @@ REINDEX_TASK = "chunkweave.reindex_document"
 LOCK_TTL_S = 600
 
 
-class ReindexRefusedError(RuntimeError):
+class ReindexRefusedError(ChunkweaveError, RuntimeError):
     """A reindex cannot start (another one runs, nothing to reindex, bad options)."""
 
 

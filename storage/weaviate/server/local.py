@@ -3,7 +3,7 @@
 :class:`LocalWeaviate` starts the cached build (:mod:`.build`) with no
 modules, no telemetry, a given data directory and free loopback ports, waits until
 ``/v1/.well-known/ready`` answers, and stops it without leaving orphans
-(:mod:`.process`).
+(:mod:`chunkweave.storage.server_process`).
 
 Nobody else on the network gets in. REST, gossip and raft bind 127.0.0.1. Weaviate
 has no bind address for its gRPC API and its cluster data port, which listen on
@@ -37,7 +37,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.embedded.process import ServerProcess, free_port, log_tail, port_free
+from chunkweave.storage.server_process import ServerProcess, free_port, log_tail, port_free
 from chunkweave.storage.weaviate.server.build import (
     PINNED_VERSION,
     LocalWeaviateError,

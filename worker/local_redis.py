@@ -3,7 +3,7 @@
 ``LocalRedis`` starts the system ``redis-server`` (Debian's, or any on ``PATH``) on a
 free loopback port with its data directory under the caller's directory, waits until
 it answers ``PING`` and stops it on exit (process handling:
-:mod:`chunkweave.storage.embedded.process`). Persistence is the append-only file, so
+:mod:`chunkweave.storage.server_process`). Persistence is the append-only file, so
 an embedded service keeps its queue and job state across restarts.
 
 While it runs, ``DATA_DIR/server.json`` (mode 0600) records its URL, so other
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import redis
 
-from chunkweave.storage.embedded.process import LocalServiceError, ServerProcess, free_port
+from chunkweave.storage.server_process import LocalServiceError, ServerProcess, free_port
 
 
 def find_redis_server() -> str:
