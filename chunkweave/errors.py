@@ -58,6 +58,9 @@ class ErrorCode(StrEnum):
     ENCRYPTED = "encrypted"
     CORRUPT = "corrupt"
     EMPTY = "empty"
+    #: the text layer is glyph codes, not language (fonts without Unicode maps), and
+    #: OCR could not read the pages instead
+    UNREADABLE_TEXT = "unreadable_text"
     TOO_LARGE = "too_large"
     UNSAFE = "unsafe"
     PARSER_UNAVAILABLE = "parser_unavailable"

@@ -292,9 +292,19 @@ class IngestPipeline(Protocol):
         ...
 
     def record_failed(
-        self, doc_id: str, source: str, code: ErrorCode, error: str, *, tenant: str | None = None
+        self,
+        doc_id: str,
+        source: str,
+        code: ErrorCode,
+        error: str,
+        *,
+        tenant: str | None = None,
+        warnings: tuple[str, ...] = (),
     ) -> None:
-        """Record in the ledger that the last attempt on ``doc_id`` failed, and why."""
+        """Record in the ledger that the last attempt on ``doc_id`` failed, and why.
+
+        ``warnings``: what the parse warned of (a repaired text layer), kept beside it.
+        """
         ...
 
     def failed(

@@ -295,7 +295,6 @@ MAX_LINES = 400
 #: Modules over :data:`MAX_LINES` while another change splits them (remove each as it
 #: shrinks: the test fails for a module listed here that is no longer over).
 OVER_400: dict[str, str] = {
-    "chunkweave.chunking.tables": "the tables issue splits it",
     "chunkweave.worker.sources.local": "the watcher's owner trims it (401 after issue 33)",
 }
 

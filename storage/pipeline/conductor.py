@@ -53,13 +53,10 @@ def transient(err: BaseException) -> bool:
 
 
 class Pipeline:
-    """Ingest documents into one store with one embedder (both created once per process).
+    """:class:`~chunkweave.storage.protocols.IngestPipeline` on one store and one embedder.
 
-    Implements :class:`chunkweave.storage.protocols.IngestPipeline` on any
-    :class:`~chunkweave.storage.protocols.ChunkStore` and
-    :class:`~chunkweave.storage.protocols.DocumentLedger` (default: the store's own,
-    ``store.open_ledger()``). ``chunk_opts`` are bound to the embedder's input limit
-    once, in the pipeline's :class:`~.chunker.Chunker`.
+    Both are created once per process; the ledger defaults to the store's own.
+    ``chunk_opts`` are bound to the embedder's limit once, in a :class:`~.chunker.Chunker`.
     """
 
     def __init__(
@@ -240,15 +237,9 @@ class Pipeline:
         tenant: str | None = None,
     ) -> DocOutcome:
         """Chunk (unless ``chunks`` is ``doc`` already chunked), then write it in one part."""
+        started, timer, meta = time.monotonic(), StageTimer(), dict(metadata or {})
         return self._ingest_parsed(
-            doc,
-            source,
-            doc_id,
-            time.monotonic(),
-            StageTimer(),
-            chunks=chunks,
-            metadata=dict(metadata or {}),
-            tenant=tenant,
+            doc, source, doc_id, started, timer, chunks=chunks, metadata=meta, tenant=tenant
         )
 
     _UNREAD = LedgerEntry(doc_id="", source="", status="failed")  # "not read yet"
@@ -326,6 +317,7 @@ class Pipeline:
             existed=existed,
             metadata=metadata,
             tenant=tenant,
+            warnings=doc.warnings,
         )
 
     def resume(
@@ -341,10 +333,18 @@ class Pipeline:
         return records.delete_document(scope.store, scope.ledger, doc_id)
 
     def record_failed(
-        self, doc_id: str, source: str, code: ErrorCode, error: str, *, tenant: str | None = None
+        self,
+        doc_id: str,
+        source: str,
+        code: ErrorCode,
+        error: str,
+        *,
+        tenant: str | None = None,
+        warnings: tuple[str, ...] = (),
     ) -> None:
         """Mark the last attempt on ``doc_id`` as failed (see :func:`.ledger.record_failed`)."""
-        records.record_failed(self.scope(tenant).ledger, doc_id, source, code, error, tenant=tenant)
+        ledger = self.scope(tenant).ledger
+        records.record_failed(ledger, doc_id, source, code, error, tenant=tenant, warnings=warnings)
 
     def failed(
         self, source: str, doc_id: str, code: ErrorCode, error: str, *, tenant: str | None = None
@@ -362,7 +362,7 @@ class Pipeline:
         warnings: tuple[str, ...] = (),
     ) -> Callable[[ErrorCode, str], DocOutcome]:
         def record(code: ErrorCode, error: str) -> None:
-            self.record_failed(doc_id, source, code, error, tenant=tenant)
+            self.record_failed(doc_id, source, code, error, tenant=tenant, warnings=warnings)
 
         def fail(code: ErrorCode, error: str) -> DocOutcome:
             return records.failed_outcome(

@@ -31,6 +31,7 @@ def record_failed(
     error: str,
     *,
     tenant: str | None = None,
+    warnings: tuple[str, ...] = (),
 ) -> None:
     """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
 
@@ -41,7 +42,14 @@ def record_failed(
     base: dict[str, Any] = (
         previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
     )
-    base.update(source=source, status="failed", error=error, error_code=code, tenant=tenant)
+    base.update(
+        source=source,
+        status="failed",
+        error=error,
+        error_code=code,
+        tenant=tenant,
+        warnings=warnings,
+    )
     ledger.put(LedgerEntry(**base))
 
 

@@ -270,7 +270,7 @@ def delete(source: str | None, tenant: str | None) -> None:
 @click.option("--tenant", default=None, help="The tenant's ledger (required when multi-tenant).")
 @friendly_errors
 def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
-    """List the document ledger: status, chunk count, doc_id, source, metadata, error.
+    """List the document ledger: status, chunk count, doc_id, source, metadata, error, warnings.
 
     The doc_id is what `delete`, `search --filter doc_id=` and /ui/inspect take: a
     local file's file:// URI, or doc://NAME for a document stored under a name.
@@ -296,6 +296,8 @@ def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
         error = f"  [{e.error_code}] {e.error}" if e.status == "failed" else ""
         meta = f"  {json.dumps(e.metadata, sort_keys=True)}" if e.metadata else ""
         click.echo(f"{e.status:6}  {e.chunk_count:6}  {e.doc_id}  {e.source}{meta}{error}")
+        for warning in e.warnings:
+            click.echo(f"        warning: {warning}")
     click.echo(f"{len(entries)} documents", err=True)
 
 

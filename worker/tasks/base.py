@@ -87,8 +87,7 @@ def ledger_recorder(run: DocRun) -> Callable[[ErrorCode, str], None]:
     """Return what records a failure of ``run``'s document in its ledger entry."""
 
     def record(code: ErrorCode, message: str) -> None:
-        tenant = {"tenant": run.tenant} if run.tenant else {}
-        run.rt.pipeline.record_failed(run.doc_id, run.source, code, message, **tenant)
+        run.rt.pipeline.record_failed(run.doc_id, run.source, code, message, tenant=run.tenant)
 
     return record
 

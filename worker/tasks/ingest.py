@@ -93,9 +93,7 @@ def record_failure(
     """
     rt = get_runtime()
     try:
-        rt.pipeline.record_failed(
-            doc_id, source, ErrorCode(error_code), error, **({"tenant": tenant} if tenant else {})
-        )
+        rt.pipeline.record_failed(doc_id, source, ErrorCode(error_code), error, tenant=tenant)
     except Exception as err:
         if not is_transient(err) or task.request.retries >= rt.settings.task_max_retries:
             raise
