@@ -7,8 +7,10 @@ Two routes share every classifier:
 - model: the pymupdf-layout boxes as regions (with their classes as hints) in the
   model's reading order (:func:`chunkweave.parsers.pdf.model.model_order`).
 
-Tables come first on both routes (:mod:`chunkweave.parsers.pdf.tables`); the model
-route adds tables the model saw that no detector found. Which route a document
+Tables come first on both routes (:mod:`chunkweave.parsers.pdf.tables`); on the
+model route the model's classes vote on the candidates left in doubt
+(:mod:`~chunkweave.parsers.pdf.tables.verdict`) and tables the model saw that no
+detector found are added. Which route a document
 takes in ``auto`` mode is decided once for the document by
 :mod:`chunkweave.parsers.pdf.calibrate`; the page records it in
 :attr:`PageResult.route` and :attr:`PageResult.reason`. The costly steps (text

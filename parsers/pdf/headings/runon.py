@@ -9,9 +9,9 @@ continues its sentence:
 - the upper line breaks a word ("FAA–", "infor-"), or
 - the upper line ends mid-sentence (no closing punctuation) and the lower one
   starts in lower case, or
-- the upper line ends mid-sentence and is a full line of regular-weight text (a
-  paragraph's line runs to the column's edge; a paragraph's last line ends a
-  sentence),
+- the upper line ends mid-sentence and is a full line of regular-weight text in the
+  lower line's size (a paragraph's line runs to the column's edge; a paragraph's
+  last line ends a sentence),
 
 and the lower line sits right under it, at the spacing of the lines around them
 (``gap``). A bullet or an enumerator opens a new item whatever precedes it.
@@ -72,8 +72,9 @@ def runs_on(
         return False
     if _starts_lower(lower.text):
         return True
+    # Both in one size: a display-size line over body text is a title, not a paragraph.
     full = upper.bbox[2] - upper.bbox[0] >= FULL_LINE * width
-    return full and not upper.bold and upper.size >= lower.size - 0.5
+    return full and not upper.bold and abs(upper.size - lower.size) <= 0.5
 
 
 def line_gap(lines: Sequence[Line]) -> float:
