@@ -162,13 +162,6 @@ def test_a_heading_styled_line_ending_in_a_broken_word_is_no_heading() -> None:
     assert [e.type for e in _classify([line], levels={(8.0, True): 1})] == ["paragraph"]
 
 
-def test_a_heading_styled_line_starting_in_lower_case_is_no_heading() -> None:
-    line = make_line("ibm.com/redbooks Redpaper", 37, 711, 580, 15)
-    assert [e.type for e in _classify([line], levels={(15.0, False): 1})] == ["paragraph"]
-    numbered = make_line("a) Scope of the rule", 37, 711, 200, 15, bold=True)
-    assert [e.type for e in _classify([numbered], levels={(15.0, True): 1})] == ["heading"]
-
-
 def test_a_bullet_is_a_list_item_whatever_the_layout_model_says() -> None:
     lines = [
         make_line("• Partly because of the strength of leading retailers,", 72, 72, 524, 11),

@@ -301,18 +301,16 @@ def _heading(text: str, unit: list[Line], hint: str | None, ctx: PageContext) ->
 def _runs_in_text(text: str, unit: list[Line]) -> bool:
     """Return True when the unit's text shows it is part of running text, not a heading.
 
-    It starts in lower case (it continues a sentence begun above; numbering such
-    as "a)" or "iv." aside), ends in a word broken over the line end ("Docket No.
-    FAA–"), or mixes fonts: units are cut at every change of font, so one that
-    holds two was joined to the sentence it runs into (:func:`join_run_ons`).
+    It ends in a word broken over the line end ("Docket No. FAA–"), or mixes
+    fonts: units are cut at every change of font, so one that holds two was joined
+    to the sentence it runs into (:func:`join_run_ons`). A lower-case start alone
+    is no proof ("iPhone", "heading level 1.0"): it counts where the line above
+    runs into the unit.
     """
     if ends_broken(text):
         return True
     first = unit[0]
-    if any(ln.bold != first.bold or abs(ln.size - first.size) > 0.6 for ln in unit):
-        return True
-    letter = next((c for c in text if c.isalpha()), "")
-    return letter.islower() and numbering_scheme(text) is None
+    return any(ln.bold != first.bold or abs(ln.size - first.size) > 0.6 for ln in unit)
 
 
 def _list_item(unit: list[Line], ctx: PageContext) -> Element:

@@ -43,7 +43,8 @@ def ends_broken(text: str) -> bool:
 
 
 def _starts_lower(text: str) -> bool:
-    first = next((c for c in text if c.isalpha()), "")
+    """Return True when the first letter or digit of ``text`` is a lower-case letter."""
+    first = next((c for c in text if c.isalnum()), "")
     return first.islower()
 
 

@@ -11,8 +11,9 @@ sentences run from one row into the next.
 A column is a *text column* (:func:`text_column`) when its filled cells hold
 :data:`MIN_WORDS` words or more (the median) and either a sentence runs on from
 cell to cell (:data:`FLOW_SHARE` of consecutive pairs: the upper cell ends mid
-sentence and the lower one starts in lower case, or the upper one breaks a word)
-or most cells are long. :func:`verdict` weighs a candidate:
+sentence and the lower one starts in lower case, or the upper one breaks a word).
+Long cells alone are no evidence: a ruled table's cells may hold whole paragraphs,
+but each ends where its cell does. :func:`verdict` weighs a candidate:
 
 - text columns are at least :data:`TEXT_SHARE` of its columns, and two or more:
   running text, not a table;
@@ -43,12 +44,8 @@ from chunkweave.parsers.pdf.headings.runon import ends_broken
 
 #: A text column's cells hold at least this many words (median).
 MIN_WORDS = 4
-#: A cell of this many words or more is long.
-LONG_WORDS = 5
 #: Share of a column's consecutive cell pairs through which a sentence runs on.
 FLOW_SHARE = 0.3
-#: Share of long cells that makes a column text without runs-on (justified prose).
-LONG_SHARE = 0.6
 #: Share of a candidate's columns that are text columns for running text.
 TEXT_SHARE = 0.5
 #: A column needs this many filled cells to be judged.
@@ -97,8 +94,7 @@ def text_column(cells: Sequence[str]) -> bool:
         return False
     pairs = list(zip(filled, filled[1:], strict=False))
     flow = sum(_runs_on(a, b) for a, b in pairs) / len(pairs)
-    long = sum(w >= LONG_WORDS for w in words) / len(words)
-    return flow >= FLOW_SHARE or long >= LONG_SHARE
+    return flow >= FLOW_SHARE
 
 
 def read_cells(rows: Sequence[Sequence[str]]) -> Reading:
