@@ -180,8 +180,11 @@ def test_a_heading_running_on_into_the_paragraph_below_is_demoted() -> None:
     below = el("paragraph", "doing the installation is in the manual.", (399, 625, 568, 650))
     real = el("heading", "(a) Comments Due Date", (222, 677, 311, 685))
     body = el("paragraph", "The FAA must receive comments on this AD.", (230, 689, 382, 697))
-    out = list(demote_run_ins([run_in, below, real, body]))
-    assert [e.type for e in out] == ["paragraph", "paragraph", "heading", "paragraph"]
+    numbered = el("heading", "6.3.4 Attaching arbitrary lists", (90, 99, 285, 110))
+    code = el("paragraph", "attach() is a generic function.", (90, 118, 522, 128))
+    out = list(demote_run_ins([run_in, below, real, body, numbered, code]))
+    kinds = ["paragraph", "paragraph", "heading", "paragraph", "heading", "paragraph"]
+    assert [e.type for e in out] == kinds
 
 
 @pytest.fixture(scope="module")

@@ -110,7 +110,8 @@ def demote_run_ins(
     under it, in its column, that starts in lower case, is the start of that
     paragraph's sentence (a bold run-in phrase set in a block of its own): it
     becomes a paragraph, which the document's continuation pass joins to the one
-    below. Headings the outline (``listed``) vouches for are kept.
+    below. Numbered headings ("6.3.4 Attaching lists" over "attach() is ...") and
+    headings the outline (``listed``) vouches for are kept.
     """
     items = list(elements)
     body = [i for i, el in enumerate(items) if not el.is_furniture]
@@ -120,6 +121,7 @@ def demote_run_ins(
         if items[i].type == "heading"
         and items[j].type == "paragraph"
         and not listed(items[i])
+        and numbering_depth(items[i].text) is None
         and continues_below(items[i], items[j])
     }
     for i, el in enumerate(items):

@@ -35,6 +35,8 @@ _BROKEN = re.compile(r"[^\W_][-‐‑–]$")
 FULL_LINE = 0.85
 #: Extra gap (line heights) over the lines' own spacing still read as that spacing.
 GAP_SLACK = 0.25
+#: Elements set at most this many line heights apart are lines of one paragraph.
+TIGHT_GAP = 0.35
 
 
 def ends_broken(text: str) -> bool:
@@ -88,9 +90,9 @@ def line_gap(lines: Sequence[Line]) -> float:
 def continues_below(head: Element, below: Element) -> bool:
     """Return True when element ``below`` continues the sentence of element ``head``.
 
-    ``below`` starts in lower case, on ``head``'s page, right under it (no wider
-    than a line of the shorter of the two) and in its column; ``head`` does not end
-    with closing punctuation.
+    ``below`` starts in lower case, on ``head``'s page, right under it at the
+    spacing of a paragraph's lines (:data:`TIGHT_GAP` of a line of the shorter of
+    the two) and in its column; ``head`` does not end with closing punctuation.
     """
     if head.page != below.page or head.bbox is None or below.bbox is None:
         return False
@@ -99,4 +101,4 @@ def continues_below(head: Element, below: Element) -> bool:
     hx0, hy0, _, hy1 = head.bbox
     bx0, by0, _, by1 = below.bbox
     line = max(min(hy1 - hy0, by1 - by0), 1.0)
-    return -0.5 * line <= by0 - hy1 <= line and abs(bx0 - hx0) <= line * 2
+    return -0.5 * line <= by0 - hy1 <= TIGHT_GAP * line and abs(bx0 - hx0) <= line * 2
