@@ -48,11 +48,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from chunkweave.storage.config import server_env
-from chunkweave.storage.embedded.process import die_with_parent
+from chunkweave.storage.server_process import die_with_parent
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
-from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import JobState
+from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import expand

@@ -2,7 +2,7 @@
 
 Ingests every PDF and DOCX of ``../shared/corpus`` (default options, bundled MiniLM)
 into a fresh local Weaviate, then builds three reindex targets of that live version
-with :class:`chunkweave.storage.reindex.document.Reindexer`, the function the workers'
+with :class:`chunkweave.storage.reindex.reindexer.Reindexer`, the function the workers'
 ``chunkweave.reindex_document`` task runs, one document after another in this process:
 
 1. ``unchanged``: same chunking, same embedder: every vector is reused;

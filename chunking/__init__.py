@@ -1,6 +1,6 @@
 """Elements -> chunks. The public entry point is :func:`chunk_document`."""
 
-from chunkweave.chunking.api import chunk_document, resolve_options
+from chunkweave.chunking.api import chunk_document, needs_embedder, resolve_options
 from chunkweave.chunking.models import Chunk, ChunkOptions, TokenCounter
 from chunkweave.chunking.tokens import ApproxTokenCounter
 
@@ -10,5 +10,6 @@ __all__ = [
     "ChunkOptions",
     "TokenCounter",
     "chunk_document",
+    "needs_embedder",
     "resolve_options",
 ]

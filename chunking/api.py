@@ -2,9 +2,10 @@
 
 The pipeline is a chain of pure stages (no I/O, no globals):
 ``iter_units`` (furniture out, captions onto tables, sections numbered) ->
-a strategy's drafts (the strategy's value in :data:`chunkweave.chunking.strategies.STRATEGIES`:
-boundaries, packing, merging) -> ``iter_fitted`` (render, enforce the hard limit) ->
-parents (optional) -> IDs, indexes and source regions (:mod:`chunkweave.chunking.regions`).
+a strategy's drafts (the strategy registered under its name in
+:mod:`chunkweave.chunking.strategies`: boundaries, packing, merging) ->
+``iter_fitted`` (render, enforce the hard limit) -> parents (optional) -> IDs,
+indexes and source regions (:mod:`chunkweave.chunking.regions`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from chunkweave.chunking.ids import assign_ids, sha1_hex
 from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunkweave.chunking.parents import parent_groups, section_parents
 from chunkweave.chunking.regions import RegionIndex
-from chunkweave.chunking.sections import nearest_section_number
-from chunkweave.chunking.strategies import STRATEGIES, strategy_drafts
+from chunkweave.chunking.sections import held_section_numbers, nearest_section_number
+from chunkweave.chunking.strategies import needs_embedder, strategy_drafts, strategy_for
 from chunkweave.chunking.tokens import Meter
 from chunkweave.parsers import ParsedDocument
 from chunkweave.parsers.elements import FURNITURE_TYPES
@@ -38,6 +39,8 @@ CONTEXT_CLIFF_TOKENS = 1800
 DEFAULT_TARGET_TOKENS = 512
 
 _CHUNKS = TypeAdapter(list[Chunk])
+
+__all__ = ["chunk_document", "needs_embedder", "resolve_options"]
 
 
 def resolve_options(opts: ChunkOptions, embedder_max_tokens: int | None) -> ChunkOptions:
@@ -73,7 +76,8 @@ def chunk_document(
     """Chunk ``doc`` with ``opts``; deterministic for the same inputs.
 
     ``doc_id`` is the stable identity of the source (not its content); ``source``
-    defaults to ``doc.path``. ``embed`` is needed only by the ``semantic`` strategy.
+    defaults to ``doc.path``. ``embed`` is needed only by a strategy that embeds to
+    chunk (``semantic``): ask :func:`needs_embedder`.
     Options with ``max_tokens`` unset are resolved against the default embedder's
     limit (call :func:`resolve_options` with the real embedder's limit first).
 
@@ -88,7 +92,7 @@ def chunk_document(
         raise ValueError("doc_id must be a non-empty string")
     if opts.max_tokens is None:
         opts = resolve_options(opts, None)
-    strategy = STRATEGIES[opts.strategy]
+    strategy = strategy_for(opts)
     if strategy.needs_embedder and embed is None:
         raise ValueError(f"the {opts.strategy!r} strategy needs an embedder (embed=...)")
     has_title = any(e.type == "title" for e in doc.elements)
@@ -157,7 +161,7 @@ def _assemble(
     keys = [c.key(p, h) for c, p, h in zip(children, child_parent, child_sha1, strict=True)]
     child_ids = assign_ids(doc_id, chunker, keys)
     # One lookup per distinct heading path (a section's chunks share theirs).
-    paths = {r.heading_path for r in (*children, *parents)}
+    paths = {p for r in (*children, *parents) for p in (r.heading_path, *r.paths)}
     numbers = {path: nearest_section_number(path) for path in paths}
     ordered: list[tuple[Rendered, str, str | None, str]] = []
     emitted: set[int] = set()
@@ -199,6 +203,9 @@ def _assemble(
                 caption=r.caption,
                 parent_id=pid,
                 section_number=numbers[r.heading_path],
+                section_numbers=held_section_numbers(
+                    numbers[r.heading_path], (numbers[p] for p in r.paths)
+                ),
             )
             for index, (r, cid, pid, sha) in enumerate(ordered)
         ]

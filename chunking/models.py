@@ -1,8 +1,8 @@
-"""The Chunk model (chunking's only output) and the chunking options."""
+"""The Chunk model (chunking's only output) and the chunking options, by strategy family."""
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +25,8 @@ ChunkType = Literal["text", "table", "list", "code", "formula", "figure", "secti
 TableFormat = Literal["markdown", "html"]
 #: What a table chunk embeds (see ``ChunkOptions.table_embed``).
 TableEmbed = Literal["text", "rows", "both"]
+#: A strategy family's options model (see :meth:`ChunkOptions.family`).
+F = TypeVar("F", bound="StrategyOptions")
 
 
 class TokenCounter(Protocol):
@@ -56,13 +58,21 @@ class Embed(Protocol):
         ...
 
 
-class ChunkOptions(BaseModel):
-    """How to chunk. One validated, frozen model; unknown keys are errors.
+class StrategyOptions(BaseModel):
+    """The knobs of one strategy family, beyond the options every strategy reads.
 
-    ``max_tokens`` ``None`` means "what the embedder can read" (the caller resolves
-    it before chunking; see ``resolved``). ``include_furniture`` keeps running
-    headers/footers and contents/index entries (:mod:`chunkweave.chunking.navigation`), which
-    every strategy leaves out by default.
+    Each strategy declares its family's model when it is registered
+    (:func:`chunkweave.chunking.strategies.register_chunking_strategy`); this empty base
+    is the family of strategies with no knob of their own (``pages``). A family's fields
+    are also :class:`ChunkOptions` fields (it derives from every family), so settings,
+    environment variables and CLI flags name them as before.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SectionOptions(StrategyOptions):
+    """How the structure-aware strategies (``elements``, ``headings``, ``faq``) cut and merge.
 
     ``min_tokens``: sections smaller than this merge with a neighbour (``elements``)
     or into their predecessor (``headings``). ``merge_sections`` says how sections
@@ -70,33 +80,69 @@ class ChunkOptions(BaseModel):
     path only; ``listed`` also names each merged section's heading in the context
     line (and in ``Chunk.section_headings``); ``never`` merges no section that has a
     heading of its own with a sibling (empty headings still join their neighbour).
-    The ``faq`` strategy never merges, whatever this says.
+    The ``faq`` strategy never merges, whatever this says. ``heading_level`` is the
+    level ``headings`` cuts at (``None``: the deepest level used at least twice).
+    """
+
+    min_tokens: int = Field(default=48, ge=0)
+    merge_sections: SectionMerge = "listed"
+    heading_level: int | None = Field(default=None, ge=1)
+
+
+class WindowOptions(StrategyOptions):
+    """How the window baselines (``fixed``, ``sliding``, ``sentences``, ``recursive``) overlap.
+
+    ``overlap_tokens``: what consecutive windows share (``fixed``) or the trailing
+    sentences repeated (``sentences``, ``recursive``); ``stride_tokens``: how far a
+    ``sliding`` window advances (``None``: half a window).
+    """
+
+    overlap_tokens: int = Field(default=0, ge=0)
+    stride_tokens: int | None = Field(default=None, gt=0)
+
+
+class SemanticOptions(StrategyOptions):
+    """Where the ``semantic`` strategy cuts: cosine distance between adjacent sentences."""
+
+    semantic_threshold: float = Field(default=0.25, ge=0.0, le=2.0)
+
+
+class ChunkOptions(SectionOptions, WindowOptions, SemanticOptions):
+    """How to chunk. One validated, frozen model; unknown keys are errors.
+
+    The options every strategy reads are declared here; each family's knobs come from
+    its :class:`StrategyOptions` model (:class:`SectionOptions`, :class:`WindowOptions`,
+    :class:`SemanticOptions`), so this flat model, the one settings, environment
+    variables, the CLI and chunk fingerprints know, is their union by construction.
+    :meth:`family` gives a strategy its own model.
+
+    ``max_tokens`` ``None`` means "what the embedder can read" (the caller resolves
+    it before chunking; see ``resolved``). ``include_furniture`` keeps running
+    headers/footers and contents/index entries (:mod:`chunkweave.chunking.navigation`), which
+    every strategy leaves out by default. ``section_level``: sections (and parent
+    chunks) start at headings of this level or above.
 
     ``table_embed`` says what a table chunk's ``embed_text`` holds after the context
     line (heading path, caption): ``text``, its stored text (the ``table_format``
     rendering); ``rows``, one line per row, ``Column: value; Column: value``
-    (:func:`chunkweave.chunking.tables.row_lines`); ``both``, the stored text then
+    (:func:`chunkweave.chunking.table_rows.row_lines`); ``both``, the stored text then
     the rows. ``text`` stays Markdown (or HTML) whatever this says. ``rows`` is the
     default: it ranked table cells best in ``chunkweave eval`` (issue 26).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     strategy: Strategy = "elements"
     max_tokens: int | None = Field(default=None, gt=8)
     target_tokens: int | None = Field(default=None, gt=8)
-    min_tokens: int = Field(default=48, ge=0)
-    overlap_tokens: int = Field(default=0, ge=0)
-    merge_sections: SectionMerge = "listed"
     section_level: int = Field(default=3, ge=1)
-    heading_level: int | None = Field(default=None, ge=1)
-    stride_tokens: int | None = Field(default=None, gt=0)
     table_format: TableFormat = "markdown"
     table_embed: TableEmbed = "rows"
     contextualize: bool = True
     include_furniture: bool = False
     parent_chunks: bool = False
-    semantic_threshold: float = Field(default=0.25, ge=0.0, le=2.0)
+
+    def family(self, model: type[F]) -> F:
+        """Return these options' values for the family ``model`` (a strategy's own options)."""
+        return model.model_validate(self.model_dump(include=set(model.model_fields)))
 
 
 class Region(BaseModel):
@@ -127,8 +173,10 @@ class Chunk(BaseModel):
     coordinates, as DOCX). Like ``chunk_index`` and ``element_orders`` they are
     positional: not part of the chunk's identity (``id``). ``section_number`` is the
     normalised number of the deepest numbered heading of ``heading_path``
-    (:func:`chunkweave.chunking.sections.nearest_section_number`); derived from the
-    path, it is not part of the identity either.
+    (:func:`chunkweave.chunking.sections.nearest_section_number`);
+    ``section_numbers`` are every number the chunk holds, that one first, then those of
+    the sections merged into it (:func:`chunkweave.chunking.sections.held_section_numbers`).
+    Derived from the paths, they are not part of the identity either.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -159,3 +207,4 @@ class Chunk(BaseModel):
     caption: str | None = None
     parent_id: str | None = None
     section_number: str | None = None
+    section_numbers: tuple[str, ...] = ()

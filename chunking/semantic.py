@@ -2,9 +2,10 @@
 
 Every sentence of a prose run is embedded with the configured embedder; a boundary
 falls between two sentences whose cosine distance (1 - cosine similarity) exceeds
-``semantic_threshold``. Each resulting segment is then packed to the target size
-like the ``sentences`` baseline (a long topical run becomes several chunks, a short
-one stays one). Tables follow the table contract.
+``semantic_threshold``, the one knob of its options family
+(:class:`~chunkweave.chunking.models.SemanticOptions`). Each resulting segment is then
+packed to the target size like the ``sentences`` baseline (a long topical run becomes
+several chunks, a short one stays one). Tables follow the table contract.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 
 from chunkweave.chunking.baselines import coalesce
 from chunkweave.chunking.budget import Budget
-from chunkweave.chunking.models import Embed
+from chunkweave.chunking.models import Embed, SemanticOptions
 from chunkweave.chunking.packing import ProseChunker
 from chunkweave.chunking.split import sentence_spans, split_piece
 from chunkweave.chunking.units import Piece
@@ -44,7 +45,7 @@ def semantic_chunker(embed: Embed) -> ProseChunker:
             if len(got) != len(batch):
                 raise ValueError(f"embedder returned {len(got)} vectors for {len(batch)} texts")
             vectors.extend(got)
-        threshold = budget.opts.semantic_threshold
+        threshold = budget.opts.family(SemanticOptions).semantic_threshold
         segment: list[Piece] = [units[0]]
         for prev, vec, unit in zip(vectors, vectors[1:], units[1:], strict=False):
             if 1.0 - _cosine(prev, vec) > threshold:

@@ -1,5 +1,11 @@
 """The chunking strategies, as data: one :class:`ChunkStrategy` value each, in :data:`STRATEGIES`.
 
+A strategy enters through :func:`register_chunking_strategy`, the one registration
+point: its stages and its options family (a
+:class:`~chunkweave.chunking.models.StrategyOptions` model naming the knobs it reads
+beyond the common ones). Callers ask the registry what a strategy needs
+(:func:`needs_embedder`), never compare strategy names.
+
 Every strategy runs the same stages (:func:`strategy_drafts`): units with their
 sections numbered by the strategy's boundary rule (:mod:`chunkweave.chunking.boundaries`),
 heading-only sections folded into the next where it says so, prose runs packed by
@@ -39,6 +45,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import get_args
 
 from chunkweave.chunking import baselines
 from chunkweave.chunking.boundaries import (
@@ -49,7 +56,15 @@ from chunkweave.chunking.boundaries import (
 )
 from chunkweave.chunking.budget import Budget
 from chunkweave.chunking.merging import MergeRule, merge_drafts
-from chunkweave.chunking.models import Embed, Strategy
+from chunkweave.chunking.models import (
+    ChunkOptions,
+    Embed,
+    SectionOptions,
+    SemanticOptions,
+    Strategy,
+    StrategyOptions,
+    WindowOptions,
+)
 from chunkweave.chunking.packing import ProseChunker, pack_to_limit, pack_to_target
 from chunkweave.chunking.semantic import semantic_chunker
 from chunkweave.chunking.units import (
@@ -82,6 +97,8 @@ class ChunkStrategy:
     #: How drafts merge afterwards; ``None``: sections are not kept apart (a prose
     #: run between tables is packed across section boundaries) and nothing merges.
     merge: MergeRule | None = None
+    #: The knobs this strategy reads beyond the common options (its family's model).
+    options: type[StrategyOptions] = StrategyOptions
 
     def __post_init__(self) -> None:
         """Check that the strategy has exactly one way to pack."""
@@ -103,32 +120,86 @@ class ChunkStrategy:
         return self.pack_with_embedder(embed)
 
 
-#: Every strategy :class:`~chunkweave.chunking.models.ChunkOptions` can name.
-STRATEGIES: dict[Strategy, ChunkStrategy] = {
-    "elements": ChunkStrategy(
+#: Every registered strategy, by the name ``ChunkOptions.strategy`` gives it.
+STRATEGIES: dict[Strategy, ChunkStrategy] = {}
+
+
+def register_chunking_strategy(name: Strategy, strategy: ChunkStrategy) -> None:
+    """Make ``strategy`` the one named ``name``: the single place a strategy is added.
+
+    ``name`` must be one ``ChunkOptions.strategy`` accepts, and the strategy's options
+    family may only hold :class:`~chunkweave.chunking.models.ChunkOptions` fields: the
+    settings, environment variables and CLI flags that set them. Raises ``ValueError``
+    otherwise, or when the name is taken.
+    """
+    if name in STRATEGIES:
+        raise ValueError(f"chunking strategy {name!r} is already registered")
+    if name not in get_args(Strategy):
+        raise ValueError(f"{name!r} is not a strategy ChunkOptions can name: add it to Strategy")
+    unknown = sorted(set(strategy.options.model_fields) - set(ChunkOptions.model_fields))
+    if unknown:
+        raise ValueError(f"strategy {name!r} declares options ChunkOptions lacks: {unknown}")
+    STRATEGIES[name] = strategy
+
+
+def strategy_for(opts: ChunkOptions) -> ChunkStrategy:
+    """Return the registered strategy ``opts`` names."""
+    return STRATEGIES[opts.strategy]
+
+
+def needs_embedder(opts: ChunkOptions) -> bool:
+    """Tell whether chunking with ``opts`` needs vectors (``embed=`` of ``chunk_document``)."""
+    return strategy_for(opts).needs_embedder
+
+
+register_chunking_strategy(
+    "elements",
+    ChunkStrategy(
         boundary=by_section_level,
         pack=pack_to_target,
         fold=True,
         merge=MergeRule(tiny="neighbour", siblings=True),
+        options=SectionOptions,
     ),
-    "headings": ChunkStrategy(
+)
+register_chunking_strategy(
+    "headings",
+    ChunkStrategy(
         boundary=by_heading_level,
         pack=pack_to_limit,
         merge=MergeRule(tiny="previous", siblings=False),
+        options=SectionOptions,
     ),
-    "faq": ChunkStrategy(
+)
+register_chunking_strategy(
+    "faq",
+    ChunkStrategy(
         boundary=by_every_heading,
         pack=pack_to_limit,
         fold=True,
         merge=MergeRule(tiny=None, siblings=False),
+        options=SectionOptions,
     ),
-    "fixed": ChunkStrategy(boundary=by_section_level, pack=baselines.fixed),
-    "sliding": ChunkStrategy(boundary=by_section_level, pack=baselines.sliding),
-    "sentences": ChunkStrategy(boundary=by_section_level, pack=baselines.sentences),
-    "recursive": ChunkStrategy(boundary=by_section_level, pack=baselines.recursive),
-    "pages": ChunkStrategy(boundary=by_section_level, pack=baselines.pages),
-    "semantic": ChunkStrategy(boundary=by_section_level, pack_with_embedder=semantic_chunker),
-}
+)
+register_chunking_strategy(
+    "fixed", ChunkStrategy(by_section_level, baselines.fixed, options=WindowOptions)
+)
+register_chunking_strategy(
+    "sliding", ChunkStrategy(by_section_level, baselines.sliding, options=WindowOptions)
+)
+register_chunking_strategy(
+    "sentences", ChunkStrategy(by_section_level, baselines.sentences, options=WindowOptions)
+)
+register_chunking_strategy(
+    "recursive", ChunkStrategy(by_section_level, baselines.recursive, options=WindowOptions)
+)
+register_chunking_strategy("pages", ChunkStrategy(by_section_level, baselines.pages))
+register_chunking_strategy(
+    "semantic",
+    ChunkStrategy(
+        boundary=by_section_level, pack_with_embedder=semantic_chunker, options=SemanticOptions
+    ),
+)
 
 
 def strategy_drafts(

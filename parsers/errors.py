@@ -1,52 +1,31 @@
 """Typed parse errors: each names the file and gives a one-line reason.
 
 Every error has a stable machine-readable ``code`` (used in failure records, the
-ledger and metrics) and a human message that names the file.
+ledger and metrics) and a human message that names the file. They are the
+:class:`~chunkweave.errors.ChunkweaveError` family of the document itself (none is
+transient: a bad document is never retried).
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
+from chunkweave.errors import ChunkweaveError, ErrorCode
+
+#: ``ErrorCode`` lives in :mod:`chunkweave.errors` (every layer's codes); importable here too.
+__all__ = [
+    "CorruptDocumentError",
+    "EmptyDocumentError",
+    "EncryptedDocumentError",
+    "ErrorCode",
+    "ParseError",
+    "ParserUnavailableError",
+    "TooLargeError",
+    "UnsafeDocumentError",
+    "UnreadableTextError",
+    "UnsupportedFormatError",
+]
 
 
-class ErrorCode(StrEnum):
-    """Every failure code chunkweave records, from any stage (one set, documented in README).
-
-    Parsers define them because they are the lowest layer: storage and the worker
-    import this set, never spell a code as a bare string. Values are stable: they are
-    stored in the ledger, in job state and in metrics labels.
-    """
-
-    # the document itself (parsers)
-    PARSE_ERROR = "parse_error"
-    UNSUPPORTED_FORMAT = "unsupported_format"
-    ENCRYPTED = "encrypted"
-    CORRUPT = "corrupt"
-    EMPTY = "empty"
-    TOO_LARGE = "too_large"
-    UNSAFE = "unsafe"
-    PARSER_UNAVAILABLE = "parser_unavailable"
-    # the source (worker)
-    NOT_FOUND = "not_found"
-    CHANGED = "changed"
-    #: caller metadata refused (undeclared key, wrong type, over a bound, bad sidecar)
-    BAD_METADATA = "bad_metadata"
-    # the vector store and the embedder (storage)
-    STORE_ERROR = "store_error"
-    STORE_UNAVAILABLE = "store_unavailable"
-    EMBEDDER_MISMATCH = "embedder_mismatch"
-    EMBEDDER_ERROR = "embedder_error"
-    EMBEDDER_UNAVAILABLE = "embedder_unavailable"
-    # the worker's bounds
-    TIMEOUT = "timeout"
-    OUT_OF_MEMORY = "out_of_memory"
-    POISON = "poison"
-    LEASE_LOST = "lease_lost"
-    # a bug: anything not classified above
-    INTERNAL = "internal"
-
-
-class ParseError(Exception):
+class ParseError(ChunkweaveError):
     """A document could not be parsed. ``str(err)`` is one line naming the file."""
 
     code: ErrorCode = ErrorCode.PARSE_ERROR
@@ -79,6 +58,12 @@ class EmptyDocumentError(ParseError):
     """The file is empty or holds no extractable content at all."""
 
     code = ErrorCode.EMPTY
+
+
+class UnreadableTextError(ParseError):
+    """The text layer is not language (glyph codes, private-use characters) and OCR failed."""
+
+    code = ErrorCode.UNREADABLE_TEXT
 
 
 class TooLargeError(ParseError):

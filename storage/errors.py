@@ -1,26 +1,24 @@
 """Errors the stores raise, whatever the vector database: each carries an :class:`ErrorCode`.
 
-``transient`` is true for the ones that mean "try again later" (the store is down or
-slow), so the worker decides retries by ``getattr(err, "transient", False)``.
+:class:`StoreUnavailableError` (the store is down or slow: "try again later") is also a
+:class:`~chunkweave.errors.TransientError`, which is how the worker decides retries.
 """
 
 from __future__ import annotations
 
-from chunkweave.parsers.errors import ErrorCode
+from chunkweave.errors import ChunkweaveError, ErrorCode, TransientError
 
 
-class StoreError(RuntimeError):
+class StoreError(ChunkweaveError, RuntimeError):
     """A write or read was refused by the store (the message carries its reasons)."""
 
-    code: ErrorCode = ErrorCode.STORE_ERROR
-    transient: bool = False
+    code = ErrorCode.STORE_ERROR
 
 
-class StoreUnavailableError(StoreError):
+class StoreUnavailableError(StoreError, TransientError):
     """The store stayed unreachable (or kept timing out) through every retry."""
 
     code = ErrorCode.STORE_UNAVAILABLE
-    transient = True
 
 
 class EmbedderMismatchError(StoreError):

@@ -330,6 +330,7 @@ class Pipeline:
             existed=existed,
             metadata=metadata,
             tenant=tenant,
+            warnings=doc.warnings,
         )
 
     def resume(
@@ -356,7 +357,14 @@ class Pipeline:
         )
 
     def record_failed(
-        self, doc_id: str, source: str, code: ErrorCode, error: str, *, tenant: str | None = None
+        self,
+        doc_id: str,
+        source: str,
+        code: ErrorCode,
+        error: str,
+        *,
+        tenant: str | None = None,
+        warnings: tuple[str, ...] = (),
     ) -> None:
         """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
 
@@ -368,7 +376,14 @@ class Pipeline:
         base: dict[str, Any] = (
             previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
         )
-        base.update(source=source, status="failed", error=error, error_code=code, tenant=tenant)
+        base.update(
+            source=source,
+            status="failed",
+            error=error,
+            error_code=code,
+            tenant=tenant,
+            warnings=warnings,
+        )
         ledger.put(LedgerEntry(**base))
 
     def retag_unchanged(
@@ -463,7 +478,7 @@ class Pipeline:
         tenant: str | None = None,
     ) -> DocOutcome:
         try:
-            self.record_failed(doc_id, source, code, error, tenant=tenant)
+            self.record_failed(doc_id, source, code, error, tenant=tenant, warnings=warnings)
         except StoreError as err:  # Weaviate down: the outcome still carries the failure
             log.warning("could not record failure of %s in the ledger: %s", source, err)
         return DocOutcome(

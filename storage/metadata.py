@@ -28,6 +28,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from chunkweave.errors import ChunkweaveError, ErrorCode
+
 #: The types a metadata value may have (``string[]``: a list of strings).
 FieldType = Literal["string", "number", "bool", "date", "string[]"]
 #: A validated value: dates are timezone-aware, lists are lists of strings.
@@ -56,14 +58,16 @@ RESERVED_KEYS: frozenset[str] = frozenset(
         "page_end", "pages", "chunk_index", "token_count", "content_sha1", "doc_sha1",
         "chunker", "table_id", "table_row_start", "table_row_end", "table_markdown",
         "table_html", "caption", "parent_id", "ingested_at", "regions", "section_number",
-        "section_prefix",
+        "section_numbers", "section_prefix",
         HAS_ACL, META_SHA1, "tenant", "id", "vector", "metadata",
     }
 )  # fmt: skip
 
 
-class MetadataError(ValueError):
+class MetadataError(ChunkweaveError, ValueError):
     """Metadata that cannot be accepted: the message names its origin, the key and why."""
+
+    code = ErrorCode.BAD_METADATA
 
 
 class MetadataConfig(BaseModel):

@@ -1,6 +1,6 @@
 """Pytest plugin: a real Redis and a real S3 server for the session, plus worker helpers.
 
-- ``redis_url``: a ``redis-server`` started by ``chunkweave.worker.embedded.redis_server``
+- ``redis_url``: a ``redis-server`` started by ``chunkweave.worker.local_redis``
   (or the one in ``CHUNKWEAVE_TEST_REDIS_URL``).
 - ``s3_server``: SeaweedFS ``weed mini`` started by ``tests.local_s3``.
 - ``service_env``: environment for one test's service processes (unique queue, short
@@ -32,8 +32,8 @@ from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.ingest import Pipeline, open_pipeline
-from chunkweave.worker.embedded.redis_server import LocalRedis
 from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.settings import Settings
 from tests.local_s3 import LocalS3
 

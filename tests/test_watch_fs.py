@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -154,3 +155,112 @@ def test_watch_refuses_a_tenant_it_cannot_use_before_watching(tmp_path: Path, mo
         assert "watching" not in bad.output
     finally:
         get_settings.cache_clear()
+
+
+def _stamp_of(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_mtime_ns}:{st.st_size}"
+
+
+def _remembered(enq: Enqueuer, watcher: FolderWatcher) -> dict[str, str]:
+    raw = enq.redis.hgetall(watcher.state_key)
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def test_a_file_moved_in_from_another_folder_starts_a_job_at_once(enq: Enqueuer, tmp_path):
+    """`mv` from a folder outside (same filesystem): inotify reports it as created."""
+    outside, root = tmp_path / "outside", tmp_path / "watched"
+    outside.mkdir()
+    root.mkdir()
+    _write(outside / "moved.pdf", b"%PDF moved in")
+    watcher = FolderWatcher(root, enq, reconcile_s=3600, settle_s=0.5)
+    run = Running(watcher)
+    try:
+        time.sleep(0.5)  # the first reconcile (empty folder) is done
+        started = time.monotonic()
+        subprocess.run(["mv", str(outside / "moved.pdf"), str(root)], check=True)
+        moved = [("ingest", "moved.pdf")]
+        wait_for(lambda: _actions(enq, watcher) == moved, timeout_s=10, what="mv")
+        assert time.monotonic() - started < 10
+    finally:
+        run.halt()
+
+
+def test_a_folder_copied_or_moved_in_enqueues_its_files(enq: Enqueuer, tmp_path):
+    """`cp -r` and `mv` of a folder tree: files that landed before its watch count too."""
+    outside, root = tmp_path / "outside", tmp_path / "watched"
+    root.mkdir()
+    names = []
+    for batch in ("copied", "moved"):
+        for sub in ("", "a", "a/b"):
+            folder = outside / batch / sub
+            folder.mkdir(parents=True, exist_ok=True)
+            for i in range(4):
+                name = f"{batch}-{sub.replace('/', '-') or 'top'}-{i}.pdf"
+                _write(folder / name, b"%PDF " + name.encode())
+                names.append(name)
+        _write(outside / batch / ".hidden.pdf", b"%PDF hidden")
+    watcher = FolderWatcher(root, enq, reconcile_s=3600, settle_s=0.5)
+    run = Running(watcher)
+    try:
+        time.sleep(0.5)
+        subprocess.run(["cp", "-r", str(outside / "copied"), str(root)], check=True)
+        subprocess.run(["mv", str(outside / "moved"), str(root)], check=True)
+        expected = sorted(("ingest", n) for n in names)
+        wait_for(lambda: _actions(enq, watcher) == expected, timeout_s=10, what="cp -r, mv")
+    finally:
+        run.halt()
+
+
+def test_an_editors_save_by_rename_is_one_change_of_the_document(enq: Enqueuer, tmp_path):
+    """Write a temp file, rename it over the document: from inside the folder or outside."""
+    root, scratch = tmp_path / "watched", tmp_path / "editor-scratch"
+    root.mkdir()
+    scratch.mkdir()
+    doc = root / "notes.docx"
+    _write(doc, b"PK version 1")
+    watcher = FolderWatcher(root, enq, reconcile_s=3600, settle_s=0.5)
+    run = Running(watcher)
+    try:
+        _expect(enq, watcher, [("ingest", "notes.docx")], "reconcile on start")
+        for n, temp_dir in ((2, root), (3, scratch)):  # a hidden temp beside it; a temp dir
+            temp = temp_dir / f".notes.docx.{n}.tmp"
+            _write(temp, b"PK version %d" % n)
+            os.rename(temp, doc)
+            _expect(enq, watcher, [("ingest", "notes.docx")] * n, f"save {n} by rename")
+            wait_for(
+                lambda: _remembered(enq, watcher).get(str(doc)) == _stamp_of(doc),
+                timeout_s=5,
+                what=f"save {n} remembered as the file now is",
+            )
+    finally:
+        run.halt()
+
+
+def test_a_file_written_slowly_is_ingested_once_complete(enq: Enqueuer, tmp_path):
+    """Created, written in pieces (closed and reopened between some), then left alone."""
+    root = tmp_path / "watched"
+    root.mkdir()
+    settle_s = 2.0
+    watcher = FolderWatcher(root, enq, reconcile_s=3600, settle_s=settle_s)
+    run = Running(watcher)
+    doc = root / "slow.pdf"
+    try:
+        time.sleep(0.5)
+        for i in range(8):  # a piece every 0.4 s, well below settle_s
+            with open(doc, "ab") as fh:
+                fh.write(b"%%PDF piece %d " % i)
+                fh.flush()
+                written = time.monotonic()
+                time.sleep(0.2 if i % 2 else 0.0)  # some pieces: write, wait, then close
+            time.sleep(0.2)
+            acted = _actions(enq, watcher)
+            if time.monotonic() - written >= settle_s:
+                pytest.skip("test process stalled longer than the settle time")
+            assert acted == [], "acted on a file still being written"
+        _expect(enq, watcher, [("ingest", "slow.pdf")], "settled file")
+        assert _remembered(enq, watcher)[str(doc)] == _stamp_of(doc)  # its final state
+        time.sleep(settle_s + 1)
+        assert _actions(enq, watcher) == [("ingest", "slow.pdf")], "ingested once"
+    finally:
+        run.halt()

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from chunkweave.storage.embedded.process import free_port
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.server_process import free_port
 from tests.fixtures_services import ROOT, wait_for
 
 pytestmark = pytest.mark.integration
@@ -192,8 +192,8 @@ def test_serve_killed_hard_leaves_no_process_behind(pipeline_env, tmp_path: Path
 def test_local_redis_that_cannot_bind_fails_fast_with_its_log(tmp_path):
     import socket
 
-    from chunkweave.storage.embedded.process import LocalServiceError
-    from chunkweave.worker.embedded.redis_server import LocalRedis
+    from chunkweave.storage.server_process import LocalServiceError
+    from chunkweave.worker.local_redis import LocalRedis
 
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
         taken.bind(("127.0.0.1", 0))

@@ -17,6 +17,7 @@ A job is *finished* once it is sealed (every document added) and every document 
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Iterable
@@ -58,6 +59,8 @@ class DocState(BaseModel):
     chunks_deleted: int = 0
     error_code: str | None = None
     error: str | None = None
+    #: The parser's warnings (pages OCRed or dropped, a repaired file).
+    warnings: tuple[str, ...] = ()
     attempts: int = 0
     #: Seconds the task took, and per stage where the time went (``fetch``, ``lock``,
     #: ``state``, then the pipeline's ``check``, ``parse``, ``chunk``, ``embed``,
@@ -87,6 +90,16 @@ class JobState(BaseModel):
     #: The tenant the job's documents belong to (``None``: no tenant).
     tenant: str | None = None
     docs: tuple[DocState, ...] | None = None
+
+    def shown(self) -> JobState:
+        """Return the job as it may be shown to a caller: the webhook URL redacted.
+
+        A webhook URL may carry its receiver's token in its path or query; every
+        surface that prints a job (API, CLI, MCP) shows this form.
+        """
+        from chunkweave.worker.webhook import redact
+
+        return self.model_copy(update={"webhook_url": redact(self.webhook_url)})
 
 
 def as_text(value: object) -> str:
@@ -203,6 +216,20 @@ class JobStore:
         )
         return job.model_copy(update={"docs": tuple(docs)})
 
+    def sources(self, job_ids: list[str], *, per_job: int = 3) -> dict[str, list[str]]:
+        """Return a few of each job's document sources (``HSCAN``: bounded for any job size).
+
+        For lists that name jobs by what they hold; one round trip for all of them.
+        """
+        pipe = self.r.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hscan(f"{_job_key(job_id)}:docs", 0, count=per_job)
+        out: dict[str, list[str]] = {}
+        for job_id, (_cursor, found) in zip(job_ids, pipe.execute(), strict=True):
+            docs = (DocState.model_validate_json(v) for v in found.values())
+            out[job_id] = sorted(d.source for d in docs)[:per_job]
+        return out
+
     def _summaries(self, job_ids: list[str]) -> list[JobState | None]:
         """Read several jobs' summaries in one round trip (None for an expired job)."""
         pipe = self.r.pipeline(transaction=False)
@@ -251,6 +278,8 @@ class JobStore:
         with a ``status`` filter a page may hold fewer than ``limit`` jobs and still have
         a next one. ``tenants``: only jobs of one of these tenants (``None``: any job).
         """
+        if cursor is not None and not math.isfinite(cursor):
+            raise ValueError(f"a page cursor is a creation time, not {cursor!r}")
         top = "+inf" if cursor is None else f"({cursor!r}"
         scan = 4 * limit if status is not None or tenants is not None else limit
         rows = cast(

@@ -16,19 +16,30 @@ Redis can be read off this module (and a key collision is visible in one screen)
   (vectors reused vs embedded) (:mod:`.reindex`).
 - ``cw:watch:<folder>``, ``cw:s3ledger:<bucket>/<prefix>``: what a watcher last
   enqueued (:mod:`.sources.local`, :mod:`.sources.s3`).
+- ``cw:uploads``: how many queued documents hold each uploaded file, and
+  ``cw:upload-lock:<sha1 of its source>`` (:mod:`.uploads`).
 """
 
 from __future__ import annotations
+
+import hashlib
 
 #: Sorted set of job ids by creation time.
 JOBS = "cw:jobs"
 #: Hash of the service counters every worker and API replica shares.
 METRICS = "cw:metrics"
+#: Hash of uploaded file (its source) -> documents queued on it that have not ended.
+UPLOAD_HOLDS = "cw:uploads"
 
 
 def job(job_id: str) -> str:
     """Return the hash of one job's totals, the base of its per-document keys."""
     return f"cw:job:{job_id}"
+
+
+def upload_lock(source: str) -> str:
+    """Return the lock taken while an uploaded file is stored, held or released."""
+    return f"cw:upload-lock:{hashlib.sha1(source.encode()).hexdigest()}"
 
 
 def lock(doc_id: str) -> str:

@@ -5,24 +5,33 @@ Tools (the official ``mcp`` SDK's :class:`MCPServer`):
 - ``search``: the stored chunks best matching a query (hybrid, or by vector or
   keyword only), optionally filtered by document, source, type or page;
   at most :data:`MAX_K` hits, the query at most :data:`MAX_QUERY_CHARS` characters.
-- ``enqueue``: queue paths under ``CHUNKWEAVE_SOURCES__ROOTS`` (or the uploads
-  folder) or ``s3://`` URIs of the allowed buckets for ingestion, exactly as
+  An agent is no trusted caller: it searches as the principals the server is
+  configured with (``chunkweave mcp --principal``, ``CHUNKWEAVE_MCP_PRINCIPALS``),
+  under the collection's ACL rule; configured with none it fails closed and sees
+  only documents that carry no ``acl``.
+- ``enqueue``: queue paths under ``CHUNKWEAVE_SOURCES__ROOTS``
+  or ``s3://`` URIs of the allowed buckets for ingestion, exactly as
   ``POST /jobs`` does: each source confined (symlinks resolved), at most
   ``max_files_per_job`` documents; anything else is refused as not found.
 - ``job_status``: a job's state and (at most :data:`MAX_DOCS` of) its documents.
 - ``list_jobs``: the newest jobs, optionally by status.
 - ``list_documents``: the document ledger (what is stored, what failed), paged.
 
-Refusals and bad arguments come back as tool errors with the reason; stdout is
-the protocol channel, so nothing else is printed there.
+Every failure comes back as a tool error with its reason (refusals, bad arguments,
+a Redis or Weaviate that cannot be reached); tracebacks go to stderr only with
+``chunkweave --debug mcp``. stdout is the protocol channel, so nothing else is
+printed there.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Literal
 
 from chunkweave.worker.settings import Settings
+
+log = logging.getLogger(__name__)
 
 #: Most hits one search returns.
 MAX_K = 50
@@ -40,8 +49,10 @@ Status = Literal["queued", "running", "done", "failed"]
 class Tools:
     """What the tools do, on one settings object; the store and Redis are opened on first use."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, principals: tuple[str, ...] = ()) -> None:
         self.settings = settings
+        #: Who the agent searches as (empty: only documents without an ``acl``).
+        self.principals = principals or settings.mcp_principals
         self._lock = threading.Lock()
         self._store: Any = None
         self._embedder: Any = None
@@ -87,6 +98,7 @@ class Tools:
     ) -> dict[str, Any]:
         """Return the best ``k`` stored chunks for ``query`` (see the module docstring)."""
         from chunkweave.storage.filters import Condition, SearchRequest
+        from chunkweave.storage.metadata import HAS_ACL
 
         if not query.strip():
             raise ValueError("query is empty")
@@ -100,11 +112,21 @@ class Tools:
                 where.append(Condition(name, "equal", value))
         if page is not None:
             where.append(Condition("pages", "equal", int(page)))
+        if not self.principals:
+            # Fails closed: no ACL-restricted chunk reaches an agent nobody vouched for.
+            where.append(Condition(HAS_ACL, "equal", False))
         store, embedder = self._open_store()
         vector = None
         if mode != "keyword" and embedder.dimension:
             vector = embedder.embed_query(query)
-        request = SearchRequest(query, vector, k=k, where=tuple(where), hybrid=mode == "hybrid")
+        request = SearchRequest(
+            query,
+            vector,
+            k=k,
+            where=tuple(where),
+            hybrid=mode == "hybrid",
+            principals=self.principals or None,
+        )
         hits = store.search(request)
         return {
             "hits": [
@@ -125,7 +147,11 @@ class Tools:
 
     def enqueue(self, sources: list[str], force: bool = False) -> dict[str, Any]:
         """Queue ``sources`` for ingestion under the API's confinement; return the job id."""
-        from chunkweave.worker.sources import TooManyDocumentsError, expand_confined
+        from chunkweave.worker.sources import (
+            SourceNotFoundError,
+            TooManyDocumentsError,
+            expand_confined,
+        )
 
         if not sources:
             raise ValueError("no sources given")
@@ -134,7 +160,13 @@ class Tools:
             raise ValueError(f"{len(sources)} sources; one job holds at most {limit} documents")
         found: list[str] = []
         for src in sources:
-            found.extend(expand_confined(src, self.settings))
+            try:
+                documents = expand_confined(src, self.settings)
+            except SourceNotFoundError as err:
+                raise SourceNotFoundError(_refusal(src, self.settings)) from err
+            if not documents:
+                raise ValueError(f"{src}: no PDF or DOCX document there (hidden, temp names skip)")
+            found.extend(documents)
             if len(found) > limit:
                 raise TooManyDocumentsError(f"more than {limit} documents for one job")
         enq = self._open_enqueuer()
@@ -189,8 +221,28 @@ class Tools:
         }
 
 
-def build_server(tools: Tools) -> Any:
-    """Return the :class:`mcp.server.mcpserver.MCPServer` exposing ``tools``."""
+def _refusal(src: str, settings: Settings) -> str:
+    """Which confinement check ``src`` failed: the agent runs under the operator's roots."""
+    from chunkweave.worker.sources.local import refusal
+    from chunkweave.worker.sources.s3 import PREFIX, split_s3
+
+    if not src.startswith(PREFIX):
+        return refusal(src, settings)
+    bucket, _key = split_s3(src)
+    if bucket not in settings.sources.buckets:
+        allowed = ", ".join(settings.sources.buckets) or "none"
+        return f"{src}: bucket {bucket!r} is not allowed ({allowed}; CHUNKWEAVE_SOURCES__BUCKETS)"
+    return f"{src}: no such object or prefix in an allowed bucket (or S3 cannot be reached)"
+
+
+def build_server(tools: Tools, *, debug: bool = False) -> Any:
+    """Return the :class:`mcp.server.mcpserver.MCPServer` exposing ``tools``.
+
+    Every failure reaches the client as a tool error with its reason (a refusal or a
+    bad argument as its message; anything else as ``Type: message``, such as a Redis
+    or Weaviate that cannot be reached). The traceback goes to stderr only with
+    ``debug`` (``chunkweave --debug mcp``).
+    """
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -221,8 +273,11 @@ def build_server(tools: Tools) -> Any:
             try:
                 return fn(*args, **kwargs)
             except expected as err:
-                # The reason goes back to the agent; anything unexpected stays opaque.
                 raise ToolError(str(err)) from err
+            except Exception as err:  # noqa: BLE001 - the agent gets the reason, not a trace
+                if debug:
+                    log.exception("tool %s failed", fn.__name__)
+                raise ToolError(f"{type(err).__name__}: {err}") from err
 
         call.__name__ = fn.__name__
         call.__doc__ = fn.__doc__

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -30,14 +31,17 @@ from types import FrameType
 from pydantic import SecretStr
 
 from chunkweave.storage.config import server_env as weaviate_env
-from chunkweave.storage.embedded.process import die_with_parent
+from chunkweave.storage.server_process import die_with_parent
 from chunkweave.worker import sources
-from chunkweave.worker.embedded.redis_server import LocalRedis
+from chunkweave.worker.discovery import weaviate_dir
+from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
 
 log = logging.getLogger(__name__)
 _STOP_GRACE_S = 30.0
+#: A watcher that raised is restarted after this many seconds, doubling up to the second.
+_WATCH_BACKOFF_S = (2.0, 60.0)
 
 
 def _child_env(settings: Settings) -> dict[str, str]:
@@ -104,12 +108,13 @@ class Service:
         if settings.weaviate.url is None:
             from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
-            weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
+            folder = weaviate_dir(settings)  # where other commands look for it
+            weaviate = stack.enter_context(LocalWeaviate(folder))
             if not weaviate.attached:
                 stack.callback(self.say, "stopping the embedded Weaviate")
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
             how = "using running" if weaviate.attached else "started"
-            self.say(f"{how} embedded Weaviate on {weaviate.url} (data: {data / 'weaviate'})")
+            self.say(f"{how} embedded Weaviate on {weaviate.url} (data: {folder})")
         return settings
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
@@ -129,7 +134,21 @@ class Service:
         self.stop.set()
 
     def run(self) -> int:
-        """Start everything, block until a signal or a child exits; return an exit code."""
+        """Start everything, block until a signal or a child exits; return an exit code.
+
+        Raises ``ValueError`` before anything starts when a watched source would have no
+        usable tenant (a multi-tenant store needs ``CHUNKWEAVE_WEAVIATE__TENANT``).
+        """
+        if self.watch:
+            from chunkweave.worker.enqueue import check_job_tenant
+
+            try:
+                check_job_tenant(None, self.settings)
+            except ValueError as err:
+                raise ValueError(
+                    f"cannot watch {self.watch}: {err} (CHUNKWEAVE_WEAVIATE__TENANT names the "
+                    "tenant a watched folder's documents go to)"
+                ) from err
         previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         code = 0
         with ExitStack() as stack:
@@ -168,7 +187,21 @@ class Service:
 
         def target(stop: threading.Event) -> None:
             yield_cpu(settings)  # this thread only (Linux): the workers keep their priority
-            watcher.run(stop)
+            backoff = _WATCH_BACKOFF_S[0]
+            while not stop.is_set():
+                started = time.monotonic()
+                try:
+                    watcher.run(stop)
+                    return
+                except Exception as err:  # noqa: BLE001 - no one file stops the service
+                    if time.monotonic() - started > 60:
+                        backoff = _WATCH_BACKOFF_S[0]  # it had run a while: start over
+                    self.say(
+                        f"watcher stopped: {type(err).__name__}: {err}; "
+                        f"restarting it in {backoff:.0f}s"
+                    )
+                    stop.wait(backoff)
+                    backoff = min(backoff * 2, _WATCH_BACKOFF_S[1])
 
         thread = threading.Thread(target=target, args=(self.stop,), name="watcher", daemon=True)
         thread.start()

@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     #: enqueue, list, read and delete only its tenant's jobs and documents
     #: (``api_token`` may do all). Any of them also turns the OpenAPI docs off.
     api_tenant_tokens: dict[str, SecretStr] = Field(default_factory=dict)
+    #: Who an MCP agent searches as (``chunkweave mcp --principal`` adds to them): only
+    #: chunks whose ``acl`` names one of them. None: only documents with no ``acl``.
+    mcp_principals: tuple[str, ...] = ()
     #: Bytes of one uploaded file; also bounds a multipart request (plus form overhead).
     max_upload_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
     #: Bytes of a JSON request body (``POST /jobs`` with source URIs).
@@ -139,8 +142,11 @@ class Settings(BaseSettings):
 
     @property
     def source_roots(self) -> tuple[Path, ...]:
-        """Folders API sources may lie under, resolved (``sources.roots`` + the uploads)."""
-        return tuple(p.expanduser().resolve() for p in (*self.sources.roots, self.upload_dir))
+        """Folders API sources may lie under, resolved (``sources.roots``).
+
+        The uploads folder is not one: an upload is never a source a caller names.
+        """
+        return tuple(p.expanduser().resolve() for p in self.sources.roots)
 
 
 @lru_cache(maxsize=1)

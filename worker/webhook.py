@@ -28,16 +28,18 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from chunkweave.errors import ChunkweaveError
+
 _SCHEMES = ("http", "https")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-class WebhookError(RuntimeError):
+class WebhookError(ChunkweaveError, RuntimeError):
     """The receiver did not accept the webhook (non-2xx or unreachable)."""
 
 
-class WebhookRefusedError(ValueError):
+class WebhookRefusedError(ChunkweaveError, ValueError):
     """The webhook URL is not one the service will call (scheme, host or address)."""
 
 
@@ -58,6 +60,8 @@ def redact(url: str | None) -> str | None:
         return url
     parts = urlsplit(url)
     host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets, or the port would join it
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, "/…" if parts.path not in ("", "/") else "/", "", ""))
@@ -82,9 +86,37 @@ def _allowed(host: str, address: IPAddress, allow: Sequence[str]) -> bool:
     return False
 
 
+#: IPv6 ranges whose last 32 bits are an IPv4 address a gateway forwards to: NAT64's
+#: well-known and local-use prefixes (RFC 6052, RFC 8215) and the deprecated
+#: IPv4-compatible form (``::a.b.c.d``).
+_LOW32_EMBEDDING = tuple(
+    ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96")
+)
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """Return the IPv4 address an IPv6 address carries inside, if it is of such a form.
+
+    Mapped (``::ffff:a.b.c.d``), compatible (``::a.b.c.d``), NAT64 (``64:ff9b::a.b.c.d``),
+    6to4 (``2002:AABB:CCDD::``) and Teredo (the client address) all reach an IPv4 host,
+    so they are judged by it. ``::`` and ``::1`` are not IPv4-compatible addresses.
+    """
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if int(address) > 1 and any(address in net for net in _LOW32_EMBEDDING):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def _public(address: IPAddress) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return _public(address.ipv4_mapped)
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = embedded_ipv4(address)
+        if inner is not None:
+            return _public(inner)
     return address.is_global and not address.is_multicast
 
 

@@ -44,6 +44,7 @@ from chunkweave.parsers.errors import (
     EncryptedDocumentError,
     ParseError,
     TooLargeError,
+    UnreadableTextError,
     UnsupportedFormatError,
 )
 from chunkweave.parsers.pdf.blocks import PageContext
@@ -65,6 +66,14 @@ _BAD_TITLE = re.compile(
 log = logging.getLogger(__package__)
 
 
+#: Where a password comes from, named in the ``encrypted`` error (the CLI's option, the
+#: service's setting, the library's option).
+_HOW = (
+    ": give it with --password (any command that parses), CHUNKWEAVE_PARSE__PASSWORD "
+    "(the service) or ParseOptions(password=...)"
+)
+
+
 def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
     """Open and authenticate a PDF, raising typed errors that name the file.
 
@@ -82,10 +91,12 @@ def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
     if doc.needs_pass:
         if opts.password is None:
             doc.close()
-            raise EncryptedDocumentError(str(path), "PDF is encrypted; a password is required")
+            message = f"PDF is encrypted; a password is required{_HOW}"
+            raise EncryptedDocumentError(str(path), message)
         if not doc.authenticate(opts.password.get_secret_value()):
             doc.close()
-            raise EncryptedDocumentError(str(path), "PDF is encrypted; the password is wrong")
+            message = f"PDF is encrypted; the password is wrong{_HOW}"
+            raise EncryptedDocumentError(str(path), message)
     if doc.page_count == 0:
         doc.close()
         raise CorruptDocumentError(str(path), "PDF has no readable pages (damaged or truncated)")
@@ -153,11 +164,24 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
                 reason=reason,
             )
         routes: dict[str, list[int]] = {}
+        unreadable: dict[int, str] = {}
         pages = _iter_pages(
-            doc, path, profile, sampled, prepared, opts, first, last, warnings, explanation, routes
+            doc,
+            path,
+            profile,
+            sampled,
+            prepared,
+            opts,
+            first,
+            last,
+            warnings,
+            explanation,
+            routes,
+            unreadable,
         )
         listed = outline_check(profile)
         elements = finalize(demote_running_titles(join_continuations(pages), listed))
+        _check_readable(path, unreadable, routes, repaired=doc.is_repaired)
         explanation = dataclasses.replace(
             explanation, pages=tuple((key, len(p)) for key, p in sorted(routes.items()))
         )
@@ -165,6 +189,12 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
         _log_routes(path, explanation, routes)
         title = _title(doc, elements)
         page_count = doc.page_count
+    except pymupdf.mupdf.FzErrorLimit as exc:
+        # MuPDF refuses what would exceed its bounds (a page or image too large to render).
+        raise TooLargeError(str(path), f"beyond MuPDF's limits: {_one_line(exc)}") from exc
+    except pymupdf.mupdf.FzErrorBase as exc:
+        # A structural fault found while reading pages (a cyclic page tree, a broken object).
+        raise CorruptDocumentError(str(path), f"damaged PDF: {_one_line(exc)}") from exc
     finally:
         doc.close()
     if not elements and not warnings and opts.page_range is None:
@@ -193,6 +223,7 @@ def _iter_pages(
     warnings: list[str],
     explanation: RouteExplanation,
     routes: dict[str, list[int]],
+    unreadable: dict[int, str],
 ) -> Iterator[Element]:
     outline = profile.outline.fresh() if profile.outline else None
     list_stack: list[float] = []
@@ -228,10 +259,35 @@ def _iter_pages(
             prepared=prepared.pop(pno, None),
         )
         warnings.extend(result.warnings)
+        if result.unreadable:
+            unreadable[pno + 1] = result.unreadable
         routes.setdefault(f"{result.route}:{result.reason or default_reason}", []).append(pno + 1)
         yield from result.elements
     if readable == 0:
         raise CorruptDocumentError(str(path), "no page of the PDF could be read")
+
+
+def _check_readable(
+    path: Path, unreadable: dict[int, str], routes: dict[str, list[int]], *, repaired: bool
+) -> None:
+    """Raise :class:`UnreadableTextError` when most pages with text could not be read.
+
+    A page whose text layer is not language and that OCR could not read was dropped
+    (with a warning); a document made mostly of such pages is not stored as the few
+    pages left: it fails with the reason, so the caller knows to fix or OCR it.
+    """
+    with_text = sum(len(p) for key, p in routes.items() if not key.endswith(":no text"))
+    if not unreadable or 2 * len(unreadable) < len(unreadable) + with_text:
+        return
+    first = min(unreadable)
+    pages = sorted(unreadable)
+    listed = ", ".join(map(str, pages[:10])) + (", ..." if len(pages) > 10 else "")
+    raise UnreadableTextError(
+        str(path),
+        f"the text layer of {len(pages)} page(s) ({listed}) is not language and OCR could "
+        f"not read them (page {first}: {unreadable[first]})"
+        + ("; the file was damaged and MuPDF repaired its structure" if repaired else ""),
+    )
 
 
 def _log_routes(path: Path, explanation: RouteExplanation, routes: dict[str, list[int]]) -> None:

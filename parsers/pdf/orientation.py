@@ -47,6 +47,11 @@ OSD_DPI = 150
 VOTE_DPI = 72
 #: Orientation detection below this confidence is a guess: the page stays as displayed.
 OSD_MIN_CONFIDENCE = 2.0
+#: A page is never rendered larger than this: a page drawn 200 inches square would
+#: take 10 GB at 300 dpi. 40 million pixels hold an A2 page at 300 dpi; larger pages
+#: are rendered at the resolution that fits (OCR and orientation read the image in
+#: the page's own points, whatever its resolution).
+MAX_RENDER_PIXELS = 40_000_000
 _OSD_TIMEOUT_S = 60
 _OSD_ROTATE = re.compile(r"^Rotate:\s*(\d+)", re.MULTILINE)
 _OSD_CONFIDENCE = re.compile(r"^Orientation confidence:\s*([\d.]+)", re.MULTILINE)
@@ -107,11 +112,26 @@ class ReadingFrame:
         return el.model_copy(update={"bbox": move(el.bbox), "continued": continued})
 
     def render(self, page: pymupdf.Page, dpi: float, gray: bool = False) -> pymupdf.Pixmap:
-        """Render the page in this frame: pixel ``(x, y)`` is frame point ``(x, y) * dpi / 72``."""
-        zoom = dpi / 72
+        """Render the page in this frame: pixel ``(x, y)`` is frame point ``(x, y) * zoom``.
+
+        ``zoom`` is ``dpi / 72``, lowered so the image holds at most
+        :data:`MAX_RENDER_PIXELS` (read it back as ``pixmap.width / frame.rect.width``).
+        """
+        zoom = min(dpi / 72, _bounded_zoom(self.rect.width, self.rect.height))
         matrix = pymupdf.Matrix(self.turn) * pymupdf.Matrix(zoom, zoom)
         cs = pymupdf.csGRAY if gray else pymupdf.csRGB
         return page.get_pixmap(matrix=matrix, colorspace=cs, alpha=False)
+
+
+def _bounded_zoom(width: float, height: float) -> float:
+    """Return the largest zoom at which a ``width`` x ``height`` page fits the bound.
+
+    MuPDF rounds each side up to a whole pixel, so it solves
+    ``(width * z + 1) * (height * z + 1) <= MAX_RENDER_PIXELS`` for ``z``.
+    """
+    w, h = max(width, 1.0), max(height, 1.0)
+    b = w + h
+    return (-b + (b * b + 4 * w * h * (MAX_RENDER_PIXELS - 1)) ** 0.5) / (2 * w * h)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from chunkweave.storage.embedders.errors import (
     EmbedderConfigError,
     EmbedderError,
     EmbeddingServiceError,
+    EmbeddingServiceUnavailableError,
     TextTooLongError,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "EmbedderConfigError",
     "EmbedderError",
     "EmbeddingServiceError",
+    "EmbeddingServiceUnavailableError",
     "TextTooLongError",
     "make_embedder",
 ]

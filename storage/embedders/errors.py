@@ -1,19 +1,19 @@
 """Errors raised by embedders: each names the embedder and the reason.
 
-Each carries an :class:`ErrorCode`; ``transient`` is true when trying again later
-may succeed (an embedding service that was down, throttled or failing).
+Each carries an :class:`ErrorCode`; an embedding service that was down, throttled or
+failing raises :class:`EmbeddingServiceUnavailableError`, a
+:class:`~chunkweave.errors.TransientError` (trying again later may succeed).
 """
 
 from __future__ import annotations
 
-from chunkweave.parsers.errors import ErrorCode
+from chunkweave.errors import ChunkweaveError, ErrorCode, TransientError
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(ChunkweaveError, RuntimeError):
     """An embedder could not be built or could not embed (message says why)."""
 
-    code: ErrorCode = ErrorCode.EMBEDDER_ERROR
-    transient: bool = False
+    code = ErrorCode.EMBEDDER_ERROR
 
 
 class EmbedderConfigError(EmbedderError, ValueError):
@@ -42,21 +42,30 @@ class EmbeddingServiceError(EmbedderError):
     """A remote embedding service failed for good (after retries, or a non-retryable status).
 
     ``status`` is the last HTTP status (``None``: no response at all, e.g. refused
-    or timed out). Transient, with code ``EMBEDDER_UNAVAILABLE``, when there was no
-    response or the status was 429 or 5xx; otherwise ``EMBEDDER_ERROR`` (the
-    service refused the request or answered with something unusable).
+    or timed out). When there was no response or the status was 429 or 5xx, the error
+    built is an :class:`EmbeddingServiceUnavailableError` (transient, code
+    ``EMBEDDER_UNAVAILABLE``), as ``OSError(errno.ENOENT, ...)`` builds a
+    ``FileNotFoundError``; otherwise this class, ``EMBEDDER_ERROR`` (the service refused
+    the request or answered with something unusable).
     """
+
+    def __new__(cls, message: str, status: int | None = None) -> EmbeddingServiceError:
+        """Build the unavailable subclass when ``status`` says the service may come back."""
+        if cls is EmbeddingServiceError and _may_come_back(status):
+            return super().__new__(EmbeddingServiceUnavailableError, message, status)
+        return super().__new__(cls, message, status)
 
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
 
-    @property
-    def transient(self) -> bool:  # type: ignore[override]
-        """Whether the service may well answer if asked again later."""
-        return self.status is None or self.status == 429 or self.status >= 500
 
-    @property
-    def code(self) -> ErrorCode:  # type: ignore[override]
-        """``EMBEDDER_UNAVAILABLE`` when :attr:`transient`, else ``EMBEDDER_ERROR``."""
-        return ErrorCode.EMBEDDER_UNAVAILABLE if self.transient else ErrorCode.EMBEDDER_ERROR
+class EmbeddingServiceUnavailableError(EmbeddingServiceError, TransientError):
+    """The embedding service did not answer, throttled (429) or failed (5xx): try later."""
+
+    code = ErrorCode.EMBEDDER_UNAVAILABLE
+
+
+def _may_come_back(status: int | None) -> bool:
+    # No response at all, throttled, or a server-side failure.
+    return status is None or status == 429 or status >= 500

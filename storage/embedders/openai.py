@@ -18,6 +18,7 @@ import httpx
 from pydantic import SecretStr
 from tokenizers import Tokenizer
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.storage.embedders.counting import approx_token_count, load_tokenizer
 from chunkweave.storage.embedders.errors import (
     EmbedderConfigError,
@@ -254,7 +255,7 @@ class OpenAIEmbedder:
         return vectors
 
 
-class _Abandoned(Exception):
+class _Abandoned(ChunkweaveError):
     """A batch given up because another batch of the same call failed for good."""
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from chunkweave.chunking import chunk_document
+from chunkweave.chunking import chunk_document, needs_embedder
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import ParsedDocument
@@ -76,10 +76,10 @@ def live_embed_keys(
     """``{chunk uuid: sha1(embed_text)}`` of the live chunks of ``doc`` that are stored.
 
     ``doc`` is chunked again with the live collection's ``opts``; only chunks whose ID
-    is stored count (a chunking the live collection did not make reuses nothing). The
-    ``semantic`` strategy embeds to chunk, so it reuses nothing here.
+    is stored count (a chunking the live collection did not make reuses nothing). A strategy
+    that embeds to chunk (``semantic``) reuses nothing here.
     """
-    if opts.strategy == "semantic":
+    if needs_embedder(opts):
         return {}
     chunks = chunk_document(doc, opts, counter, doc_id=doc_id, source=source)
     keys = {chunk_uuid(c.id): sha1_hex(c.embed_text) for c in chunks}

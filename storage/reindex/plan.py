@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from chunkweave.chunking import chunk_document
+from chunkweave.chunking import chunk_document, needs_embedder
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import ParseError, ParseOptions, parse_document
@@ -90,7 +90,7 @@ def make_plan(
         except (OSError, ParseError, LookupError):
             unreadable.append(entry.source)
             continue
-        embed = embedder.embed_documents if target_chunking.strategy == "semantic" else None
+        embed = embedder.embed_documents if needs_embedder(target_chunking) else None
         new = chunk_document(
             doc, target_chunking, embedder, doc_id=entry.doc_id, source=entry.source, embed=embed
         )

@@ -31,6 +31,7 @@ from weaviate.exceptions import (
     WeaviateTimeoutError,
 )
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.weaviate.grpc_batch import BatchSender, Item, Pending, Vector
@@ -80,7 +81,7 @@ class _NoObjectDump(logging.Filter):
 logging.getLogger("weaviate-client").addFilter(_NoObjectDump())
 
 
-class _ServerDown(Exception):
+class _ServerDown(ChunkweaveError):
     """The liveness probe failed: the server is not answering at all."""
 
 

@@ -17,10 +17,13 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
 - ``GET /ui``: the dashboard (jobs, documents, stage timings, inspector views); see
   :mod:`.ui` (same token, signed in once with it).
-- Bearer-token auth on everything else when ``Settings.api_token`` is set; then the
-  OpenAPI docs (``/docs``, ``/redoc``, ``/openapi.json``) are off. Tokens scoped to
-  tenants (``Settings.api_tenant_tokens``) see and touch only their tenants' jobs and
-  documents.
+- Bearer-token auth on everything else when any token is set (``Settings.api_token``
+  or ``Settings.api_tenant_tokens``); then the OpenAPI docs (``/docs``, ``/redoc``,
+  ``/openapi.json``) are off. Tokens scoped to tenants see and touch only their
+  tenants' jobs and documents, ``/ui`` included; store-wide operations (``/reindex``)
+  need the main token (403 for a tenant's).
+- Every response carries ``X-Content-Type-Options: nosniff`` and
+  ``Referrer-Policy: no-referrer`` (:mod:`.headers`).
 - Bodies are bounded as they stream (:mod:`.limits`): ``max_json_bytes`` for JSON,
   ``max_upload_bytes`` per file for uploads.
 """
@@ -36,10 +39,13 @@ from importlib.metadata import version
 from fastapi import FastAPI
 from prometheus_client import CollectorRegistry
 
+from chunkweave.errors import ChunkweaveError
+from chunkweave.worker.api.headers import SecurityHeaders
 from chunkweave.worker.api.limits import BodyLimit
 from chunkweave.worker.api.reindex import router as reindex_router
 from chunkweave.worker.api.routes import router
 from chunkweave.worker.api.ui import close_store, ui_router
+from chunkweave.worker.discovery import discover
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.metrics import RedisCollector
 from chunkweave.worker.settings import Settings, get_settings
@@ -48,12 +54,14 @@ __all__ = ["InsecureBindError", "app_factory", "check_bind", "create_app"]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the API for ``settings`` (default: :func:`get_settings`).
+    """Build the API for ``settings``.
 
+    By default :func:`get_settings`, pointed at a running ``chunkweave serve``'s Redis
+    and Weaviate where they name none (:mod:`..discovery`).
     The app owns one :class:`Enqueuer` (Redis and broker connections), closed when
     the app shuts down; handlers reach it and the settings through ``app.state``.
     """
-    cfg = settings or get_settings()
+    cfg = settings or discover(get_settings()).settings
     enq = Enqueuer(cfg)
     registry = CollectorRegistry()
     registry.register(RedisCollector(enq.redis, queue=cfg.queue))
@@ -76,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/openapi.json" if open_docs else None,
     )
     app.add_middleware(BodyLimit, limit_for=partial(body_limit, cfg))
+    app.add_middleware(SecurityHeaders)
     app.state.settings = cfg
     app.state.enqueuer = enq
     app.state.metrics = registry
@@ -96,7 +105,7 @@ def body_limit(settings: Settings, content_type: str) -> int:
     return settings.max_json_bytes
 
 
-class InsecureBindError(RuntimeError):
+class InsecureBindError(ChunkweaveError, RuntimeError):
     """The API was asked to listen beyond loopback with no token."""
 
 

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from chunkweave.errors import ChunkweaveError
 
-class BodyTooLargeError(Exception):
+
+class BodyTooLargeError(ChunkweaveError):
     """The request body passed its limit (answered 413)."""
 
     def __init__(self, limit: int) -> None:

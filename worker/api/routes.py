@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any
@@ -33,10 +34,11 @@ from chunkweave.worker.jobs import Action, JobState, JobStatus
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import (
     SourceNotFoundError,
+    SourceUnavailableError,
     TooManyDocumentsError,
     expand_confined,
 )
-from chunkweave.worker.webhook import redact
+from chunkweave.worker.uploads import release
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,26 @@ class Caller:
         return asked
 
 
+def caller_for(settings: Settings, matches: Callable[[str], bool]) -> Caller | None:
+    """Return who holds a configured token that ``matches`` accepts, or ``None``.
+
+    ``matches`` compares a presented credential with one configured token (a bearer
+    token, or the ``/ui`` session cookie made from it), in constant time. With no
+    token configured everyone may do everything.
+    """
+    if not settings.api_guarded:
+        return Caller()
+    token = settings.api_token
+    if token is not None and matches(token.get_secret_value()):
+        return Caller()
+    scoped = frozenset(
+        tenant
+        for tenant, secret in settings.api_tenant_tokens.items()
+        if matches(secret.get_secret_value())
+    )
+    return Caller(scoped) if scoped else None
+
+
 def authorize(
     request: Request,
     settings: SettingsDep,
@@ -94,29 +116,37 @@ def authorize(
     ``api_token`` may do everything; a token of ``api_tenant_tokens`` only what
     belongs to its tenants. Every configured token is compared (constant time).
     """
-    if not settings.api_guarded:
-        caller = Caller()
-    else:
-        given = creds.credentials if creds is not None else ""
-        token = settings.api_token
-        everything = token is not None and hmac.compare_digest(given, token.get_secret_value())
-        scoped = frozenset(
-            tenant
-            for tenant, secret in settings.api_tenant_tokens.items()
-            if hmac.compare_digest(given, secret.get_secret_value())
+    given = creds.credentials if creds is not None else ""
+    caller = caller_for(settings, lambda secret: hmac.compare_digest(given, secret))
+    if caller is None or (creds is None and settings.api_guarded):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "missing or invalid bearer token",
+            headers={"WWW-Authenticate": "Bearer"},
         )
-        if creds is None or not (everything or scoped):
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "missing or invalid bearer token",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        caller = Caller(None if everything else scoped)
     request.state.caller = caller
     return caller
 
 
 CallerDep = Annotated[Caller, Depends(authorize)]
+
+
+def require_main(caller: CallerDep) -> Caller:
+    """Refuse a tenant-scoped token (403): store-wide operations need the main token."""
+    if caller.tenants is not None:
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "this route spans every tenant (reindex, metrics): it needs the main token, "
+            "not a tenant's",
+        )
+    return caller
+
+
+#: A page cursor: the ``next_cursor`` of the previous page, a finite creation time.
+Cursor = Annotated[
+    float | None,
+    Query(ge=0, allow_inf_nan=False, description="`next_cursor` of the previous page"),
+]
 
 
 router = APIRouter()
@@ -141,7 +171,16 @@ async def _upload_items(
     check_job_tenant(
         caller.tenant_for(tenant if isinstance(tenant, str) and tenant else None), settings
     )
-    stored = [await store_upload(upload, settings) for upload in uploads]
+    r = get_enqueuer(request).redis
+    stored: list[str] = []
+    try:
+        for upload in uploads:
+            stored.append(await store_upload(upload, settings, r))
+    except BaseException:
+        # A refused request leaves nothing behind: not the files it had stored already.
+        for source in stored:
+            await run_in_threadpool(release, source, settings, r)
+        raise
     hook = form.get("webhook_url")
     body = SourcesRequest(
         sources=stored,
@@ -189,7 +228,7 @@ def _confined(body: SourcesRequest, settings: Settings) -> list[tuple[str, Actio
 
 def _public(job: JobState) -> JobState:
     """Return the job as callers see it: the webhook URL redacted (it may carry a token)."""
-    return job.model_copy(update={"webhook_url": redact(job.webhook_url)})
+    return job.shown()
 
 
 @authed.post(
@@ -212,9 +251,11 @@ async def create_job(
     tenant-scoped token may only name its own tenant (403).
     """
     per_file: dict[str, dict[str, Any]] = {}
+    uploaded: list[str] = []  # held for the job; released if no job is made
     try:
         if request.headers.get("content-type", "").startswith("multipart/form-data"):
             body, doc_ids, per_file = await _upload_items(request, settings, caller)
+            uploaded = list(body.sources)
             items: list[tuple[str, Action]] = [(s, "ingest") for s in body.sources]
         else:
             try:
@@ -232,20 +273,27 @@ async def create_job(
                         f"document_id names one document; the sources hold {len(items)}"
                     )
                 doc_ids = {items[0][0]: named_doc_id(body.document_id)}
-        job_id = await run_in_threadpool(
-            partial(
-                enq.submit,
-                items,
-                force=body.force,
-                webhook_url=body.webhook_url,
-                doc_ids=doc_ids,
-                metadata=body.metadata,
-                per_source=per_file,
-                tenant=caller.tenant_for(body.tenant),
+        try:
+            job_id = await run_in_threadpool(
+                partial(
+                    enq.submit,
+                    items,
+                    force=body.force,
+                    webhook_url=body.webhook_url,
+                    doc_ids=doc_ids,
+                    metadata=body.metadata,
+                    per_source=per_file,
+                    tenant=caller.tenant_for(body.tenant),
+                )
             )
-        )
+        except BaseException:
+            for source in uploaded:  # refused: the uploads it stored are not left behind
+                await run_in_threadpool(release, source, settings, enq.redis)
+            raise
     except SourceNotFoundError as err:
         raise HTTPException(404, str(err)) from err
+    except SourceUnavailableError as err:
+        raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, str(err)) from err
     except TooManyDocumentsError as err:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(err)) from err
     except ValueError as err:  # malformed source, webhook URL or document_id
@@ -271,7 +319,7 @@ def list_jobs(
     caller: CallerDep,
     job_status: Annotated[JobStatus | None, Query(alias="status")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    cursor: Annotated[float | None, Query(description="`next_cursor` of the previous page")] = None,
+    cursor: Cursor = None,
 ) -> JobPage:
     """One page of jobs, newest first, optionally filtered by status.
 
@@ -305,14 +353,12 @@ def delete_document(
     return JobCreated(job_id=job_id)
 
 
-@authed.get("/metrics")
-def metrics(request: Request, caller: CallerDep) -> Response:
+@authed.get("/metrics", dependencies=[Depends(require_main)])
+def metrics(request: Request) -> Response:
     """Prometheus text exposition of the shared counters and queue depth.
 
     Counts every tenant's documents: not for a tenant-scoped token (403).
     """
-    if caller.tenants is not None:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "metrics need the main API token")
     registry: CollectorRegistry = request.app.state.metrics
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 

@@ -1,10 +1,12 @@
 """The service dashboard: ``GET /ui`` (jobs), ``/ui/jobs/{id}`` (documents), ``/ui/inspect``.
 
-Same token rule as the API: with ``api_token`` set nothing here answers without it.
-A browser signs in once at ``POST /ui/login`` with the token and gets a session
-cookie (HttpOnly, SameSite=Strict, path ``/ui``) holding an HMAC of the token, not
-the token; a ``Authorization: Bearer`` header works too. Without a valid one every
-page answers 401 with the sign-in form. Pages are read-only.
+Same token rule as the API: with any token configured (``api_token`` or a tenant's in
+``api_tenant_tokens``) nothing here answers without one. A browser signs in once at
+``POST /ui/login`` with a token and gets a session cookie (HttpOnly, SameSite=Strict,
+path ``/ui``) holding an HMAC of the token, not the token; a ``Authorization: Bearer``
+header works too. Without a valid one every page answers 401 with the sign-in form.
+A tenant's token sees only its tenants' jobs and documents. Pages are read-only and
+run no script but their own (a hash-pinned Content-Security-Policy).
 
 ``/ui/inspect?doc_id=`` is the inspector report (:mod:`chunkweave.worker.inspect`)
 of a stored document: its chunks and regions read from Weaviate, the pages drawn
@@ -22,12 +24,14 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import unquote, urlparse
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from chunkweave.parsers.document import file_sha1
 from chunkweave.worker.api import ui_html
-from chunkweave.worker.api.routes import EnqueuerDep, SettingsDep
+from chunkweave.worker.api.routes import Caller, Cursor, EnqueuerDep, SettingsDep, caller_for
+from chunkweave.worker.enqueue import check_job_tenant
+from chunkweave.worker.inspect.write import inspect_csp
 from chunkweave.worker.jobs import JobStatus
 from chunkweave.worker.settings import Settings
 
@@ -47,17 +51,21 @@ def session_value(token: str) -> str:
     return hmac.new(token.encode(), b"chunkweave /ui session", hashlib.sha256).hexdigest()
 
 
-def _signed_in(request: Request, settings: Settings) -> bool:
-    token = settings.api_token
-    if token is None:
-        return True
-    secret = token.get_secret_value()
+def _caller(request: Request, settings: Settings) -> Caller | None:
+    """Return who is signed in (bearer header or session cookie), or ``None``.
+
+    Any configured token signs in, the main one or a tenant's; a tenant's sees only
+    its tenants' jobs and documents.
+    """
     header = request.headers.get("authorization", "")
     scheme, _, given = header.partition(" ")
-    if scheme.lower() == "bearer" and hmac.compare_digest(given.strip(), secret):
-        return True
+    if scheme.lower() == "bearer" and given.strip():
+        bearer = given.strip()
+        return caller_for(settings, lambda secret: hmac.compare_digest(bearer, secret))
     cookie = request.cookies.get(COOKIE, "")
-    return bool(cookie) and hmac.compare_digest(cookie, session_value(secret))
+    if not cookie and settings.api_guarded:
+        return None
+    return caller_for(settings, lambda secret: hmac.compare_digest(cookie, session_value(secret)))
 
 
 def _html(body: str, status: int = 200) -> HTMLResponse:
@@ -75,13 +83,17 @@ def jobs(
     enq: EnqueuerDep,
     status: Annotated[JobStatus | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 25,
-    cursor: Annotated[float | None, Query()] = None,
+    cursor: Cursor = None,
 ) -> Response:
     """Show the job list, newest first, a page at a time, optionally filtered by status."""
-    if not _signed_in(request, settings):
+    caller = _caller(request, settings)
+    if caller is None:
         return _denied()
-    found, next_cursor = enq.jobs.page(status=status, limit=limit, cursor=cursor)
-    return _html(ui_html.jobs_page(found, status, limit, next_cursor))
+    found, next_cursor = enq.jobs.page(
+        status=status, limit=limit, cursor=cursor, tenants=caller.tenants
+    )
+    names = enq.jobs.sources([j.id for j in found])
+    return _html(ui_html.jobs_page(found, status, limit, next_cursor, names))
 
 
 @ui_router.get("/", include_in_schema=False)
@@ -92,17 +104,19 @@ def jobs_slash() -> RedirectResponse:
 
 @ui_router.post("/login")
 def login(request: Request, settings: SettingsDep, token: Annotated[str, Form()] = "") -> Response:
-    """Check the token; on success set the session cookie and go to the job list."""
-    configured = settings.api_token
-    if configured is None:
+    """Check the token (the main one or a tenant's); on success set the session cookie."""
+    if not settings.api_guarded:
         return RedirectResponse("/ui", status_code=303)
-    secret = configured.get_secret_value()
-    if not hmac.compare_digest(token, secret):
+    configured = [settings.api_token, *settings.api_tenant_tokens.values()]
+    secrets = [t.get_secret_value() for t in configured if t is not None]
+    # Every token is compared (constant time each), so timing tells nothing of which.
+    matched = [secret for secret in secrets if hmac.compare_digest(token, secret)]
+    if not matched:
         return _html(ui_html.login("wrong token"), 401)
     resp = RedirectResponse("/ui", status_code=303)
     resp.set_cookie(
         COOKIE,
-        session_value(secret),
+        session_value(matched[0]),
         httponly=True,
         samesite="strict",
         path="/ui",
@@ -119,11 +133,15 @@ def job(
     enq: EnqueuerDep,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
-    """One job's documents (a page of :data:`DOCS_PER_PAGE`), with timings and inspector links."""
-    if not _signed_in(request, settings):
+    """One job's documents (a page of :data:`DOCS_PER_PAGE`), with timings and inspector links.
+
+    Another tenant's job reads exactly as a missing one (404).
+    """
+    caller = _caller(request, settings)
+    if caller is None:
         return _denied()
     state = enq.jobs.get(job_id, with_docs=True)
-    if state is None:
+    if state is None or not caller.may(state.tenant):
         return _html(ui_html.page("not found", f"<p>job {_esc(job_id)} not found</p>"), 404)
     docs = list(state.docs or ())[offset : offset + DOCS_PER_PAGE]
     return _html(ui_html.job_page(state, docs, offset, DOCS_PER_PAGE))
@@ -134,21 +152,40 @@ def inspect(
     request: Request,
     settings: SettingsDep,
     doc_id: Annotated[str, Query(min_length=1, max_length=MAX_DOC_ID)],
+    tenant: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
 ) -> Response:
-    """Show the inspector report of a stored document (see the module docstring)."""
-    if not _signed_in(request, settings):
+    """Show the inspector report of a stored document (see the module docstring).
+
+    On a multi-tenant store the document is read in ``tenant`` (a tenant's token: its
+    own, named or implied; the main token must name one, else 422).
+    """
+    caller = _caller(request, settings)
+    if caller is None:
         return _denied()
+    try:
+        tenant = check_job_tenant(caller.tenant_for(tenant), settings)
+    except HTTPException as err:
+        return _html(ui_html.page("inspect", f"<p>{_esc(str(err.detail))}</p>"), err.status_code)
+    except ValueError as err:
+        return _html(ui_html.page("inspect", f"<p>{_esc(str(err))}</p>"), 422)
     from chunkweave.storage.errors import TooManyChunksError
     from chunkweave.worker.inspect import build_report
     from chunkweave.worker.inspect.stored import stored_chunks
     from chunkweave.worker.inspect.write import iter_html
 
-    if settings.weaviate.url is None:
-        body = "<p>no Weaviate configured (CHUNKWEAVE_WEAVIATE__URL): nothing to inspect</p>"
-        return _html(ui_html.page("inspect", body), 503)
+    weaviate_settings = settings
+    if settings.weaviate.url is None:  # a `serve` on the data directory may have started since
+        from chunkweave.worker.discovery import discover
+
+        found = discover(settings)
+        if found.weaviate.state != "found":
+            body = f"<p>{_esc(found.missing('Weaviate'))}: nothing to inspect</p>"
+            return _html(ui_html.page("inspect", body), 503)
+        weaviate_settings = found.settings
     try:
         with _store_lock:
-            chunks = stored_chunks(_store(request, settings), doc_id)
+            store = _store(request, weaviate_settings)
+            chunks = stored_chunks(store if tenant is None else store.for_tenant(tenant), doc_id)
     except TooManyChunksError as err:
         return _html(ui_html.page("inspect", f"<p>{_esc(str(err))}</p>"), 413)
     if not chunks:
@@ -173,7 +210,7 @@ def inspect(
     return StreamingResponse(
         iter_html(report, password=secret),
         media_type="text/html; charset=utf-8",
-        headers={"Content-Security-Policy": ui_html.CSP},
+        headers={"Content-Security-Policy": inspect_csp()},
     )
 
 
@@ -196,7 +233,10 @@ def readable_source(
         resolved = path.expanduser().resolve()
     except OSError:
         return None, "the source cannot be resolved"
-    if not any(resolved.is_relative_to(root) for root in settings.source_roots):
+    # The document's own upload (kept: ``upload_retention=keep``) may be drawn too: the
+    # caller read the document, so it may see the file it was made from.
+    allowed = (*settings.source_roots, settings.upload_dir.expanduser().resolve())
+    if not any(resolved.is_relative_to(root) for root in allowed):
         return None, "the source is outside the allowed roots"
     if not resolved.is_file():
         return None, "the source is no longer readable"

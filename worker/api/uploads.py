@@ -10,6 +10,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import redis
 from fastapi import HTTPException, status
 from fastapi.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -21,14 +22,28 @@ _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _COPY_BLOCK = 1 << 20
 
 
+#: Longest stored upload name, in bytes (file systems take 255; the name is ASCII).
+MAX_NAME = 200
+
+
 def safe_name(name: str | None) -> str:
-    """Return the name without its directory part, reduced to ``[A-Za-z0-9._-]``."""
-    base = Path(name or "upload").name
-    return _SAFE_NAME.sub("_", base).lstrip(".") or "upload"
+    """Return the name without its directory part, reduced to ``[A-Za-z0-9._-]``.
+
+    A name longer than :data:`MAX_NAME` keeps its suffix (``.pdf``) and loses the end
+    of its stem.
+    """
+    base = _SAFE_NAME.sub("_", Path(name or "upload").name).lstrip(".") or "upload"
+    if len(base) <= MAX_NAME:
+        return base
+    suffix = Path(base).suffix[:16]
+    return base[: MAX_NAME - len(suffix)] + suffix
 
 
-async def store_upload(upload: UploadFile, settings: Settings) -> str:
-    """Stream one upload into the uploads store; return its source (a path or ``s3://``).
+async def store_upload(upload: UploadFile, settings: Settings, r: redis.Redis) -> str:
+    """Stream one upload into the uploads store, held once; return its source.
+
+    The source is a path or an ``s3://`` URI; the caller releases the hold
+    (:func:`chunkweave.worker.uploads.release`) if it queues no document on it.
 
     Staged under a temporary name in ``upload_dir`` first, so workers never see a
     partial upload; raises 413 past ``max_upload_bytes`` (nothing is left behind).
@@ -53,4 +68,4 @@ async def store_upload(upload: UploadFile, settings: Settings) -> str:
             tmp_path.unlink(missing_ok=True)
             raise
     name = safe_name(upload.filename)
-    return await run_in_threadpool(uploads.save, tmp_path, digest.hexdigest(), name, settings)
+    return await run_in_threadpool(uploads.save, tmp_path, digest.hexdigest(), name, settings, r)

@@ -13,13 +13,14 @@ from chunkweave.chunking import (
     Chunk,
     ChunkOptions,
     chunk_document,
+    needs_embedder,
     resolve_options,
 )
 from chunkweave.chunking.models import Strategy, TableEmbed, TokenCounter
 from chunkweave.chunking.naive import naive_chunks
 from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
@@ -55,6 +56,7 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="jsonl: one chunk JSON per line; md: readable view with boundaries.",
 )
+@password_option
 @friendly_errors
 def chunk_command(
     file: str,
@@ -83,7 +85,7 @@ def chunk_command(
     if no_context:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
-    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    embedder = _embedder(settings, need_vectors=needs_embedder(opts))
     counter: TokenCounter = embedder if embedder is not None else ApproxTokenCounter()
     resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
     if max_tokens is not None and resolved.max_tokens != max_tokens:
@@ -137,6 +139,7 @@ def chunk_command(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
+@password_option
 @friendly_errors
 def eval_command(
     qa_path: str,

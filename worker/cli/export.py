@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from chunkweave.chunking import chunk_document, resolve_options
+from chunkweave.chunking import chunk_document, needs_embedder, resolve_options
 from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers import ParseError, parse_document
@@ -27,7 +27,7 @@ from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.files import FileSink, SinkResult
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 from chunkweave.worker.cli.store import expand_paths
 from chunkweave.worker.settings import get_settings
 
@@ -61,7 +61,7 @@ class Exporter:
             if not force and self.sink.is_current(doc_id, file_sha1(path), self.fingerprint):
                 return "skipped", SinkResult()
             doc = parse_document(path, self.parse_opts)
-            embed = self.embedder.embed_documents if self.opts.strategy == "semantic" else None
+            embed = self.embedder.embed_documents if needs_embedder(self.opts) else None
             chunks = chunk_document(
                 doc, self.opts, self.embedder, doc_id=doc_id, source=source, embed=embed
             )
@@ -88,6 +88,7 @@ class Exporter:
 @click.option("--strategy", type=click.Choice(get_args(Strategy)), help="Chunking strategy.")
 @click.option("--force", is_flag=True, help="Re-chunk documents the manifest says are current.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
+@password_option
 @friendly_errors
 def export(
     sources: tuple[str, ...], to: Path, strategy: str | None, force: bool, as_json: bool

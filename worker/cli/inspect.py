@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from chunkweave.worker.cli.chunk import chunk_command
-from chunkweave.worker.cli.common import friendly_errors
+from chunkweave.worker.cli.common import friendly_errors, password_option
 
 #: The chunking options of ``chunkweave chunk``, shared (same names, types and help).
 _CHUNK_OPTIONS = (
@@ -44,6 +44,7 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="Page image resolution (each image is also at most 1800 px on its long side).",
 )
+@password_option
 @friendly_errors
 def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) -> None:
     """Chunk FILE and write one HTML file showing its chunks on the page images.
@@ -103,7 +104,7 @@ def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) ->
 
 def _chunking(values: dict[str, Any]) -> tuple[Any, Any]:
     """Return the resolved chunk options and the embedder (or None), as ``chunk`` does."""
-    from chunkweave.chunking import resolve_options
+    from chunkweave.chunking import needs_embedder, resolve_options
     from chunkweave.worker.cli.chunk import _embedder, _options
     from chunkweave.worker.settings import get_settings
 
@@ -120,7 +121,7 @@ def _chunking(values: dict[str, Any]) -> tuple[Any, Any]:
     if values["no_context"]:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
-    embedder = _embedder(settings, need_vectors=opts.strategy == "semantic")
+    embedder = _embedder(settings, need_vectors=needs_embedder(opts))
     resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
     return resolved, embedder
 

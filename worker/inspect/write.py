@@ -1,4 +1,4 @@
-"""Write a :class:`~chunkweave.worker.inspect.model.Report` as one self-contained HTML file.
+"""Write a :class:`~chunkweave.worker.inspect.report.Report` as one self-contained HTML file.
 
 The file holds everything it shows: the styles and the script (``assets/``) inline,
 the chunks as JSON, each PDF page as a JPEG data URI that the script loads only
@@ -9,21 +9,42 @@ and written one at a time: memory holds one page image, not the document's.
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
 import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from chunkweave.worker.inspect.model import LeftOut, Report, chunk_colour
 from chunkweave.worker.inspect.pages import DEFAULT_DPI, Fractions, PageFrame, PdfPages
+from chunkweave.worker.inspect.report import LeftOut, Report, chunk_colour
 
 #: What the PDF parser's route names mean, for the page heads.
 _ROUTE_NAMES = {"heuristic": "fast (heuristics)", "model": "layout model"}
+
+
+def script_hash(source: str) -> str:
+    """Return the CSP source that allows exactly this inline script (``'sha256-…'``)."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode()).digest()).decode() + "'"
+
+
+@cache
+def report_csp() -> str:
+    """Return the report's Content-Security-Policy: nothing loads, no script but its own."""
+    return (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src {script_hash(_asset('inspector.js'))}"
+    )
+
+
+def inspect_csp() -> str:
+    """Return the policy of a report served by the dashboard (``/ui/inspect``)."""
+    return report_csp() + "; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 
 @dataclass(frozen=True)
@@ -76,8 +97,7 @@ def iter_html(
     yield (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'\">"
+        f"<meta http-equiv='Content-Security-Policy' content=\"{report_csp()}\">"
         f"<title>{esc(report.title)} · chunkweave inspect</title>"
         f"<style>{_asset('inspector.css')}</style></head><body>"
     )

@@ -8,6 +8,7 @@ from typing import Literal
 import redis
 from pydantic import BaseModel, ConfigDict, Field
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.worker import keys
 
 Phase = Literal["building", "switched", "done", "refused", "incomplete", "rolled_back"]
@@ -21,7 +22,7 @@ REINDEX_TASK = "chunkweave.reindex_document"
 LOCK_TTL_S = 600
 
 
-class ReindexRefusedError(RuntimeError):
+class ReindexRefusedError(ChunkweaveError, RuntimeError):
     """A reindex cannot start (another one runs, nothing to reindex, bad options)."""
 
 
@@ -60,6 +61,21 @@ class ReindexState(BaseModel):
             f"documents, vectors {self.reused} reused / {self.embedded} embedded "
             f"({share:.0%} reused){', ' + self.message if self.message else ''}"
         )
+
+
+def resumed(previous: ReindexState | None, target: str) -> ReindexState | None:
+    """Return the state a reindex onto ``target`` goes on from, its counters kept, or None.
+
+    ``target`` is a version still building: a run that stopped (interrupted, or
+    ``incomplete`` or ``refused`` at the end) is taken up again with the documents
+    and vectors it already counted. After an end its jobs are not waited on again.
+    """
+    if previous is None or previous.target != target or previous.phase in ("done", "switched"):
+        return None
+    update: dict[str, object] = {"phase": "building", "message": "resumed", "gate": None}
+    if previous.phase != "building":
+        update["job_ids"] = ()  # their failures are what is being retried
+    return previous.model_copy(update=update)
 
 
 def save_state(r: redis.Redis, state: ReindexState) -> ReindexState:

@@ -18,9 +18,11 @@ from chunkweave.worker.sources.base import (
     InvalidSourceError,
     Source,
     SourceNotFoundError,
+    SourceUnavailableError,
     Submitter,
     TooManyDocumentsError,
     Watcher,
+    not_allowed,
     wanted,
 )
 from chunkweave.worker.sources.local import LocalSource
@@ -36,6 +38,7 @@ __all__ = [
     "expand_confined",
     "Source",
     "SourceNotFoundError",
+    "SourceUnavailableError",
     "Submitter",
     "Watcher",
     "expand",
@@ -73,12 +76,21 @@ def expand(uri: str | Path, settings: Settings) -> Iterator[str]:
 def expand_confined(uri: str, settings: Settings) -> list[str]:
     """Documents under ``uri`` that an API caller may have ingested, at most one job's worth.
 
+    Uploads (:mod:`chunkweave.worker.uploads`) are never among them, whoever asks.
     Raises :class:`SourceNotFoundError` (missing or not allowed: one error),
-    :class:`InvalidSourceError` or :class:`TooManyDocumentsError`.
+    :class:`InvalidSourceError`, :class:`SourceUnavailableError` (the store behind the
+    scheme cannot be reached) or :class:`TooManyDocumentsError`.
     """
+    from chunkweave.worker.uploads import is_upload  # uploads reads S3 through this package
+
     limit = settings.sources.max_files_per_job
     found: list[str] = []
+    if is_upload(str(uri), settings):
+        # Another caller's upload is never a source: a caller uploads its own file.
+        raise not_allowed(str(uri))
     for doc in scheme_for(uri).expand_confined(str(uri), settings):
+        if is_upload(doc, settings):
+            continue  # a root that holds the uploads folder: its walk skips them
         found.append(doc)
         if len(found) > limit:
             raise TooManyDocumentsError(f"{uri}: more than {limit} documents for one job")

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Protocol
 
+from chunkweave.errors import ChunkweaveError, TransientError
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.worker.jobs import Action, as_text
@@ -26,17 +27,21 @@ if TYPE_CHECKING:
 _TEMP_SUFFIXES = (".tmp", ".part", ".crdownload", ".swp", ".partial", "~")
 
 
-class SourceNotFoundError(FileNotFoundError):
+class SourceNotFoundError(ChunkweaveError, FileNotFoundError):
     """The source named in a task no longer exists."""
 
     code = ErrorCode.NOT_FOUND
 
 
-class InvalidSourceError(ValueError):
+class SourceUnavailableError(TransientError, ConnectionError):
+    """The store a source lives in cannot be reached or is not configured (S3 endpoint)."""
+
+
+class InvalidSourceError(ChunkweaveError, ValueError):
     """The source is not a well-formed URI of its scheme (``s3://`` with no bucket...)."""
 
 
-class TooManyDocumentsError(ValueError):
+class TooManyDocumentsError(ChunkweaveError, ValueError):
     """A source expands to more documents than one job may hold."""
 
 

@@ -6,13 +6,14 @@ like, are accepted and turned back into paths.
 Watched folders (:class:`FolderWatcher`): enqueue ingest for new/changed documents
 and delete for removed ones.
 
-- Events (watchdog, inotify on Linux): only *close-after-write* and *moves* count;
-  a closed file is acted on once its size and mtime have been stable for
-  ``settle_s`` (a writer may close and reopen it mid-write), a file moved into place
-  at once. Hidden, temp and non-document names are ignored
-  (:func:`~.base.wanted`), and so is a link that leads out of the watched folder.
-  With ``polling=True`` (network filesystems, where inotify sees nothing from other
-  hosts) created/modified files settle the same way.
+- Events (watchdog, inotify on Linux): a file *created* (which is also how inotify
+  reports a move from a folder outside), *closed after write*, or in a folder
+  *created or moved in* (its whole tree) is acted on once its size and mtime have
+  been stable for ``settle_s`` (a writer may close and reopen it mid-write); a file
+  renamed into place inside the folder at once. Hidden, temp and non-document names
+  are ignored (:func:`~.base.wanted`), and so is a link that leads out of the
+  watched folder. With ``polling=True`` (network filesystems, where inotify sees
+  nothing from other hosts) created/modified files settle the same way.
 - Reconcile: on start and every ``reconcile_s`` the folder is compared with what the
   watcher last enqueued (a Redis hash ``cw:watch:<folder>`` of path -> mtime:size),
   so files added, changed or removed while the watcher was down are caught up.
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from watchdog.events import (
+    DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
     FileClosedEvent,
@@ -123,10 +125,15 @@ class LocalSource:
         path = Path(uri)
         if not path.is_absolute():
             raise InvalidSourceError(f"{uri}: local sources must be absolute paths")
-        resolved = path.resolve()
-        inside = any(resolved.is_relative_to(root) for root in settings.source_roots)
-        if not inside or not resolved.exists():
-            raise not_allowed(uri)
+        try:
+            resolved = path.resolve()
+            inside = any(resolved.is_relative_to(root) for root in settings.source_roots)
+            if not inside or not resolved.exists():
+                raise not_allowed(uri)
+        except OSError as err:  # a name longer than the file system takes, a loop of links
+            if isinstance(err, SourceNotFoundError):
+                raise
+            raise InvalidSourceError(f"{uri}: {err.strerror or err}") from err
         return str(resolved)
 
     def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
@@ -160,9 +167,36 @@ class LocalSource:
         )
 
 
+def refusal(uri: str, settings: Settings) -> str:
+    """Say which check a local source that :meth:`LocalSource.confine` refused fails.
+
+    For callers the operator trusts with the allowed roots (``chunkweave mcp``): the
+    HTTP API answers every refusal alike (:func:`~.base.not_allowed`), so that it tells
+    nothing about what exists where a caller may not look.
+    """
+    roots = settings.source_roots
+    allowed = ", ".join(str(r) for r in roots) or "none configured"
+    path = Path(uri).expanduser()
+    if not path.is_absolute():
+        return f"{uri}: a relative path; give an absolute path under an allowed root ({allowed})"
+    lexical = Path(os.path.normpath(path))
+    resolved = path.resolve()
+    if not any(resolved.is_relative_to(root) for root in roots):
+        if any(lexical.is_relative_to(root) for root in roots):
+            return f"{uri}: a link that leads outside the allowed roots ({allowed})"
+        return (
+            f"{uri}: not under an allowed root ({allowed}); CHUNKWEAVE_SOURCES__ROOTS "
+            "names more (a `serve --watch` folder is allowed in serve's own API only)"
+        )
+    if not resolved.exists():
+        return f"{uri}: no such file or folder (it is under an allowed root)"
+    return f"{uri}: not readable here ({resolved})"
+
+
 log = logging.getLogger(__name__)
 _BATCH_WINDOW_S = 0.5
 _RECONCILE = "__reconcile__"
+_SETTLE_TREE = "__settle_tree__"
 
 
 def _stamp(path: Path) -> str | None:
@@ -199,18 +233,26 @@ class _Handler(FileSystemEventHandler):
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         src = os.fsdecode(event.src_path)
-        if isinstance(event, FileClosedEvent):  # close-after-write (inotify only)
-            # A writer may close and reopen a file while still writing it: act once its
-            # size and mtime have been stable for settle_s, as in polling mode.
+        if isinstance(event, FileClosedEvent | FileCreatedEvent):
+            # Closed after write (inotify), or created: a new file, a copy just begun, or
+            # a move from a folder outside the watched one (inotify reports an unpaired
+            # move-in as a creation). A writer may still be writing, or close and reopen
+            # the file: act once its size and mtime have been stable for settle_s.
             self.out.put(("settle", src))
-        elif isinstance(event, FileMovedEvent):
+        elif isinstance(event, FileMovedEvent):  # a rename inside the folder: complete
             self.out.put(("delete", src))
             self.out.put(("upsert", os.fsdecode(event.dest_path)))
         elif isinstance(event, FileDeletedEvent):
             self.out.put(("delete", src))
+        elif isinstance(event, DirCreatedEvent):
+            # A folder copied or moved in: files that landed in it before its watch was
+            # added raise no event of their own, so its whole tree settles.
+            self.out.put((_SETTLE_TREE, src))
         elif isinstance(event, DirMovedEvent | DirDeletedEvent):
             self.out.put((_RECONCILE, src))  # whole subtrees came or went
-        elif self.polling and isinstance(event, FileCreatedEvent | FileModifiedEvent):
+        elif event.event_type == "events_lost":  # a kernel queue overflow (watchdog >= 7)
+            self.out.put((_RECONCILE, src))
+        elif self.polling and isinstance(event, FileModifiedEvent):
             self.out.put(("settle", src))
 
 
@@ -274,6 +316,9 @@ class FolderWatcher:
         for event_kind, event_path in events:
             if event_kind == _RECONCILE:
                 return True
+            if event_kind == _SETTLE_TREE:
+                self._settle_tree(Path(event_path))
+                continue
             kind, path = _document_of(event_kind, event_path)
             if not self._inside(path) or not wanted(path):
                 continue
@@ -291,8 +336,16 @@ class FolderWatcher:
         self._submit(list(wanted_items.items()), stamps)
         return False
 
+    def _settle_tree(self, folder: Path) -> None:
+        """Let every wanted file under a folder that arrived settle, then act on it."""
+        if not self._inside(str(folder / "_")) or not folder.is_dir():
+            return
+        now = time.monotonic()
+        for found in iter_local(folder, within=(self.root,)):
+            self._settling.setdefault(str(found), (_stamp(found), now))
+
     def _settled(self) -> None:
-        """Act on files whose size and mtime stopped changing (polling mode)."""
+        """Act on files whose size and mtime stopped changing for ``settle_s``."""
         now = time.monotonic()
         ready: list[tuple[str, str]] = []
         for path, (stamp, seen) in list(self._settling.items()):

@@ -33,6 +33,7 @@ from chunkweave.worker.jobs import Action
 from chunkweave.worker.sources.base import (
     InvalidSourceError,
     SourceNotFoundError,
+    SourceUnavailableError,
     Submitter,
     Watcher,
     not_allowed,
@@ -107,12 +108,17 @@ class S3Source:
 
     def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
         """Every wanted object under an allowed prefix (a missing bucket reads as not allowed)."""
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import BotoCoreError, ClientError
 
         try:
             yield from self.expand(self.confine(uri, settings), settings)
         except ClientError as err:
             raise not_allowed(uri) from err
+        except BotoCoreError as err:  # no endpoint, no credentials, nothing listening
+            raise SourceUnavailableError(
+                f"{uri}: S3 cannot be reached ({type(err).__name__}); set "
+                "CHUNKWEAVE_S3__ENDPOINT_URL and its credentials"
+            ) from err
 
     def allowing(self, uri: str, sources: SourcesConfig) -> SourcesConfig:
         """Add the bucket to the allowed buckets."""

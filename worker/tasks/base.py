@@ -29,6 +29,7 @@ from celery import Task
 from celery.exceptions import Retry
 from celery.utils.time import get_exponential_backoff_interval
 
+from chunkweave.errors import TransientError
 from chunkweave.parsers.errors import ErrorCode, ParseError
 from chunkweave.storage.metadata import MetadataError
 from chunkweave.worker import uploads
@@ -61,14 +62,14 @@ Body = Callable[..., dict[str, Any]]
 def is_transient(exc: BaseException) -> bool:
     """Tell whether ``exc`` (or anything in its cause chain) means "try again later".
 
-    Network errors, and any exception with a true ``transient`` attribute: storage and
-    the embedders mark their own "unavailable" errors that way.
+    Network errors of the clients the worker holds, and every
+    :class:`~chunkweave.errors.TransientError` (the store or an embedding service unavailable).
     """
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
-        if isinstance(cur, _NETWORK_ERRORS) or getattr(cur, "transient", False):
+        if isinstance(cur, (TransientError, *_NETWORK_ERRORS)):
             return True
         cur = cur.__cause__ or cur.__context__
     return False
@@ -82,10 +83,8 @@ def transient_code(exc: BaseException) -> ErrorCode:
     return ErrorCode.STORE_UNAVAILABLE
 
 
-class TransientOutcomeError(RuntimeError):
+class TransientOutcomeError(TransientError, RuntimeError):
     """The pipeline reported a transient failure in its outcome instead of raising."""
-
-    transient = True
 
     def __init__(self, code: ErrorCode, message: str) -> None:
         super().__init__(message)
@@ -100,13 +99,13 @@ def notify_job_finished(job_id: str) -> None:
 def release_upload(run: DocRun) -> None:
     """Delete an uploaded file once its document is final (stored, failed or deleted).
 
-    Only uploads are touched (:mod:`chunkweave.worker.uploads`); ``upload_retention=keep``
-    keeps them unless the document itself was deleted.
+    Only uploads are touched (:mod:`chunkweave.worker.uploads`): the document's hold is
+    dropped, and the file deleted once no queued document holds it;
+    ``upload_retention=keep`` keeps it unless the document itself was deleted.
     """
     settings = run.rt.settings
-    if settings.upload_retention == "keep" and run.action != "delete":
-        return
-    uploads.release(run.source, settings)
+    keep = settings.upload_retention == "keep" and run.action != "delete"
+    uploads.release(run.source, settings, run.rt.redis, delete=not keep)
 
 
 def new_run(

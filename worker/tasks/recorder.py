@@ -96,7 +96,7 @@ class DocRun:
         """Record a pipeline outcome; a ``failed`` outcome is recorded as failed."""
         if outcome.status == "failed":
             code = ErrorCode(outcome.error_code) if outcome.error_code else ErrorCode.INTERNAL
-            return self.failed(code, outcome.error or "failed")
+            return self.failed(code, outcome.error or "failed", warnings=outcome.warnings)
         self.clear_attempts()
         seconds = time.monotonic() - self.started
         if not self._already_final():
@@ -120,11 +120,14 @@ class DocRun:
                 chunks_added=outcome.chunks_added,
                 chunks_unchanged=outcome.chunks_unchanged,
                 chunks_deleted=outcome.chunks_deleted,
+                warnings=outcome.warnings,
             )
             self._finish(state)
         return {"doc_id": self.doc_id, "status": outcome.status, "seconds": round(seconds, 3)}
 
-    def failed(self, code: ErrorCode, message: str) -> dict[str, Any]:
+    def failed(
+        self, code: ErrorCode, message: str, *, warnings: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
         """Record the document failed with a reason code and a one-line message.
 
         Callbacks registered with :meth:`on_failure` run first (releasing what the run
@@ -141,6 +144,7 @@ class DocRun:
                 status="failed",
                 error_code=code,
                 error=message,
+                warnings=warnings,
                 timings=self.timer.rounded(),
                 seconds=round(seconds, 4),
             )

@@ -3,7 +3,7 @@
 ``chunkweave.reindex_document`` takes ``job_id``, ``source``, ``doc_id`` and ``target``
 (the versioned collection being built). It reads the document's live ledger entry
 (the replay's input), fetches the source as an ingest does, and writes it into the
-target with :class:`chunkweave.storage.reindex.document.Reindexer`, whose embedder reuses the
+target with :class:`chunkweave.storage.reindex.reindexer.Reindexer`, whose embedder reuses the
 live vectors of unchanged embed texts. Each process keeps one reindexer per target
 (built from the target's recorded spec: no restart, no configuration). Idempotent
 and resumable as an ingest is: acks late, one writer per (target, document), the
@@ -26,7 +26,7 @@ from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.reindex.cache import ReusingEmbedder
-from chunkweave.storage.reindex.document import Reindexer
+from chunkweave.storage.reindex.reindexer import Reindexer
 from chunkweave.storage.reindex.spec import ReindexSpec
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
 from chunkweave.storage.weaviate.client import WeaviateSession, connect

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir
 
-from chunkweave.storage.embedded.process import LocalServiceError
+from chunkweave.storage.server_process import LocalServiceError
 
 #: The Weaviate version we build and test against. v1.36+ need
 #: github.com/weaviate/sroar >= v0.0.18, which the Go module proxy does not serve.

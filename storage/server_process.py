@@ -21,10 +21,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from chunkweave.errors import ChunkweaveError
+
 _PR_SET_PDEATHSIG = 1
 
 
-class LocalServiceError(RuntimeError):
+class LocalServiceError(ChunkweaveError, RuntimeError):
     """An embedded server could not be found, started or reached."""
 
 
