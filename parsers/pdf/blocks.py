@@ -34,6 +34,7 @@ from chunkweave.parsers.pdf.headings import (
     numbering_scheme,
 )
 from chunkweave.parsers.pdf.headings.filters import plausible_heading_text
+from chunkweave.parsers.pdf.headings.runon import ends_broken, line_gap, runs_on
 from chunkweave.parsers.pdf.profile import MAX_HEADING_CHARS, MAX_HEADING_LINES
 from chunkweave.parsers.pdf.text import Line, join_lines
 from chunkweave.parsers.pdf.typography import is_display_size, set_close
@@ -143,8 +144,31 @@ def _starts_unit(unit: list[Line], b: Line, body_size: float) -> bool:
 def classify_region(region: TextRegion, ctx: PageContext) -> Iterator[Element]:
     """Yield the typed elements of one region (``order`` left at 0)."""
     body = ctx.headings.body_size
-    for unit in split_units(region.lines, body):
+    for unit in join_run_ons(split_units(region.lines, body), region.lines):
         yield _classify_unit(unit, region.hint, ctx)
+
+
+def join_run_ons(units: list[list[Line]], lines: Sequence[Line]) -> list[list[Line]]:
+    """Return ``units`` with each unit that continues the sentence of the one above joined to it.
+
+    A change of font opens a unit, so a bold or italic phrase inside a paragraph
+    ("Federal Register. The FAA will") is cut off from it, and would be typed on its
+    own (a heading, most often). When the sentence runs from one unit into the next
+    (:func:`~chunkweave.parsers.pdf.headings.runon.runs_on`, at the spacing of the
+    region's ``lines``), the two are one paragraph.
+    """
+    if len(units) < 2:
+        return units
+    gap = line_gap(lines)
+    width = max(ln.bbox[2] - ln.bbox[0] for ln in lines)
+    out = [units[0]]
+    for unit in units[1:]:
+        upper, lower = out[-1][-1], unit[0]
+        if runs_on(upper, lower, gap=gap, width=width, opens_item=is_bulleted(lower.text)):
+            out[-1] = out[-1] + unit
+        else:
+            out.append(unit)
+    return out
 
 
 def _element(
@@ -185,7 +209,9 @@ def _classify_unit(unit: list[Line], hint: str | None, ctx: PageContext) -> Elem
         return _element("caption", text, unit, ctx)
     if hint == "footnote" or (hint is None and _is_footnote(text, unit, ctx)):
         return _element("footnote", text, unit, ctx)
-    if hint == "list-item" or (hint != "section-header" and is_bulleted(unit[0].text)):
+    # A bullet opens a list item whatever the font or a layout model's guess says.
+    bullet = bool(_BULLET.match(unit[0].text))
+    if hint == "list-item" or bullet or (hint != "section-header" and is_bulleted(unit[0].text)):
         heading = _heading(text, unit, hint, ctx) if _numbered_title(text, unit, ctx) else None
         return heading or _list_item(unit, ctx)
     heading = _heading(text, unit, hint, ctx)
@@ -241,7 +267,7 @@ def _is_footnote(text: str, unit: list[Line], ctx: PageContext) -> bool:
 def _heading(text: str, unit: list[Line], hint: str | None, ctx: PageContext) -> Element | None:
     if len(unit) > MAX_HEADING_LINES or len(text) > MAX_HEADING_CHARS:
         return None
-    if not any(c.isalpha() for c in text):
+    if not any(c.isalpha() for c in text) or _runs_in_text(text, unit):
         return None
     style = unit[0].style
     model = ctx.headings
@@ -270,6 +296,21 @@ def _heading(text: str, unit: list[Line], hint: str | None, ctx: PageContext) ->
     kind, level = resolved
     ctx.list_stack.clear()
     return _element(kind, text, unit, ctx, level=level)
+
+
+def _runs_in_text(text: str, unit: list[Line]) -> bool:
+    """Return True when the unit's text shows it is part of running text, not a heading.
+
+    It ends in a word broken over the line end ("Docket No. FAA–"), or mixes
+    fonts: units are cut at every change of font, so one that holds two was joined
+    to the sentence it runs into (:func:`join_run_ons`). A lower-case start alone
+    is no proof ("iPhone", "heading level 1.0"): it counts where the line above
+    runs into the unit.
+    """
+    if ends_broken(text):
+        return True
+    first = unit[0]
+    return any(ln.bold != first.bold or abs(ln.size - first.size) > 0.6 for ln in unit)
 
 
 def _list_item(unit: list[Line], ctx: PageContext) -> Element:

@@ -7,8 +7,10 @@ Two routes share every classifier:
 - model: the pymupdf-layout boxes as regions (with their classes as hints) in the
   model's reading order (:func:`chunkweave.parsers.pdf.model.model_order`).
 
-Tables come first on both routes (:mod:`chunkweave.parsers.pdf.tables`); the model
-route adds tables the model saw that no detector found. Which route a document
+Tables come first on both routes (:mod:`chunkweave.parsers.pdf.tables`); on the
+model route the model's classes vote on the candidates left in doubt
+(:mod:`~chunkweave.parsers.pdf.tables.verdict`) and tables the model saw that no
+detector found are added. Which route a document
 takes in ``auto`` mode is decided once for the document by
 :mod:`chunkweave.parsers.pdf.calibrate`; the page records it in
 :attr:`PageResult.route` and :attr:`PageResult.reason`. The costly steps (text
@@ -27,7 +29,11 @@ from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.blocks import PageContext, Placed, block_regions, classify_region
 from chunkweave.parsers.pdf.figures import page_figures
 from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
-from chunkweave.parsers.pdf.headings import demote_figure_labels, demote_label_runs
+from chunkweave.parsers.pdf.headings import (
+    demote_figure_labels,
+    demote_label_runs,
+    demote_run_ins,
+)
 from chunkweave.parsers.pdf.legibility import legibility, unmapped_fonts
 from chunkweave.parsers.pdf.model import LayoutBox, layout_boxes, model_order
 from chunkweave.parsers.pdf.ocr import (
@@ -41,7 +47,7 @@ from chunkweave.parsers.pdf.order import reading_order
 from chunkweave.parsers.pdf.orientation import ReadingFrame
 from chunkweave.parsers.pdf.profile import PdfProfile
 from chunkweave.parsers.pdf.route import Decision
-from chunkweave.parsers.pdf.tables import find_tables, model_tables
+from chunkweave.parsers.pdf.tables import find_tables, model_tables, standing
 from chunkweave.parsers.pdf.text import Line, PageLines, extract_lines
 from chunkweave.parsers.pdf.wraps import join_hanging_markers, join_wrapped_headings
 
@@ -195,6 +201,8 @@ def parse_page(
         result.route, result.reason = "heuristic", "model unavailable"
     if boxes is not None:
         regions = [b.bbox for b in boxes if b.label == "table"]
+        # The model's classes vote on the candidates the cells left in doubt.
+        tables = standing(tables, [(b.bbox, b.label) for b in boxes])
         tables += model_tables(page, ctx.page, regions, tables)
     # Table cells near the page edge are not running headers or footers.
     lines = outside(lines, boxes_of(tables))
@@ -227,7 +235,7 @@ def parse_page(
     trusted = bool(profile.outline and profile.headings.has_outline)
     if trusted:  # the outline vouches for its titles
         joined = join_wrapped_headings(joined, profile.outline.continued_by)
-    kept = list(demote_label_runs(demote_figure_labels(joined, listed), listed))
+    kept = list(demote_run_ins(demote_label_runs(demote_figure_labels(joined, listed), listed)))
     # Without one, layout alone joins only headings that are still headings once runs
     # of labels (author lists, cover lines: one heading-styled line each) are out.
     result.elements = kept if trusted else join_wrapped_headings(kept, None)

@@ -27,13 +27,15 @@ levels as the whole document. Evidence, strongest first:
 
 Evidence against, applied after the outline check: the text of a unit
 (``chunkweave.parsers.pdf.headings.filters``: table-of-contents entries, dates, author
-lines, labels ending in a colon) and, per page, its neighbours
-(:mod:`.demotion`).
+lines, labels ending in a colon), the running text around it (:mod:`.runon`: a
+unit that a sentence runs into or out of is part of a paragraph) and, per page, its
+neighbours (:mod:`.demotion`).
 """
 
 from chunkweave.parsers.pdf.headings.demotion import (
     demote_figure_labels,
     demote_label_runs,
+    demote_run_ins,
     demote_running_titles,
 )
 from chunkweave.parsers.pdf.headings.filters import is_toc_entry, plausible_heading_text
@@ -57,6 +59,7 @@ __all__ = [
     "Style",
     "demote_figure_labels",
     "demote_label_runs",
+    "demote_run_ins",
     "demote_running_titles",
     "is_bare_label",
     "is_toc_entry",

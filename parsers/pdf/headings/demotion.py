@@ -1,9 +1,11 @@
 """Evidence against headings from their neighbours: label runs, figure labels, running titles.
 
 Applied per page after every unit is typed: runs of label-like headings
-(:func:`demote_label_runs`) and headings inside a drawn figure
-(:func:`demote_figure_labels`) become paragraphs. Over the whole document, a heading
-repeated on consecutive pages is a running title (:func:`demote_running_titles`).
+(:func:`demote_label_runs`), headings inside a drawn figure
+(:func:`demote_figure_labels`) and headings whose sentence runs on into the
+paragraph right below them (:func:`demote_run_ins`) become paragraphs. Over the
+whole document, a heading repeated on consecutive pages is a running title
+(:func:`demote_running_titles`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.headings.numbering import numbering_depth
+from chunkweave.parsers.pdf.headings.runon import continues_below
 
 #: Consecutive same-level un-numbered headings from this many on are labels.
 MIN_LABEL_RUN = 3
@@ -94,6 +97,33 @@ def demote_figure_labels(
             inside.append(j)
         if len(inside) >= MIN_LABEL_RUN:
             demote.update(j for j in inside if items[j].type == "heading")
+    for i, el in enumerate(items):
+        yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el
+
+
+def demote_run_ins(
+    elements: Iterable[Element], listed: Callable[[Element], bool] = _never_listed
+) -> Iterator[Element]:
+    """Yield one page's ``elements`` with headings that run on into the text below made paragraphs.
+
+    A heading followed in reading order (past furniture) by a paragraph set right
+    under it, in its column, that starts in lower case, is the start of that
+    paragraph's sentence (a bold run-in phrase set in a block of its own): it
+    becomes a paragraph, which the document's continuation pass joins to the one
+    below. Numbered headings ("6.3.4 Attaching lists" over "attach() is ...") and
+    headings the outline (``listed``) vouches for are kept.
+    """
+    items = list(elements)
+    body = [i for i, el in enumerate(items) if not el.is_furniture]
+    demote = {
+        i
+        for i, j in zip(body, body[1:], strict=False)
+        if items[i].type == "heading"
+        and items[j].type == "paragraph"
+        and not listed(items[i])
+        and numbering_depth(items[i].text) is None
+        and continues_below(items[i], items[j])
+    }
     for i, el in enumerate(items):
         yield el.model_copy(update={"type": "paragraph", "level": None}) if i in demote else el
 

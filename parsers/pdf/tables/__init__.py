@@ -11,6 +11,9 @@ Each detector sees the page's lines that no earlier one put in a table:
    an aligned grid shows;
 5. two-column key/value tables (:mod:`.pairs`).
 
+Every detector's candidates face :func:`~.verdict.verdict` before the next one
+runs: running text set in columns is reading order, not cells.
+
 On the layout-model route :func:`model_tables` adds the tables the model saw that
 none of them found.
 """
@@ -30,6 +33,9 @@ from chunkweave.parsers.pdf.tables.ruled import find_ruled_tables, find_text_tab
 from chunkweave.parsers.pdf.tables.rules import has_table_rules
 from chunkweave.parsers.pdf.tables.sideways import SIDEWAYS_MAX_LINES, sideways_tables
 from chunkweave.parsers.pdf.tables.spaced import find_spaced_tables
+from chunkweave.parsers.pdf.tables.verdict import standing
+
+__all__ = ["find_tables", "model_tables", "standing"]
 from chunkweave.parsers.pdf.text import Line
 
 #: A model table region covered by less than this share of any table found is one
@@ -43,12 +49,14 @@ def find_tables(page: pymupdf.Page, lines: list[Line], page_no: int) -> tuple[li
     ``lines`` are the page's visual lines; ``page_no`` is 1-based.
     """
     rules = has_table_rules(page)
-    tables = [t.element for t in find_ruled_tables(page, page_no)] if rules else []
-    tables += find_leader_tables(outside(lines, boxes_of(tables)), page_no)
-    tables += _spaced_tables(page, outside(lines, boxes_of(tables)), page_no)
+    # Each detector's candidates face the verdict (running text set in columns is
+    # no table) before the next detector sees the lines they leave.
+    tables = standing([t.element for t in find_ruled_tables(page, page_no)] if rules else [])
+    tables += standing(find_leader_tables(outside(lines, boxes_of(tables)), page_no))
+    tables += standing(_spaced_tables(page, outside(lines, boxes_of(tables)), page_no))
     if aligned_grid(lines):
-        tables += find_grid_tables(outside(lines, boxes_of(tables)), page_no)
-    tables += find_pair_tables(outside(lines, boxes_of(tables)), page_no)
+        tables += standing(find_grid_tables(outside(lines, boxes_of(tables)), page_no))
+    tables += standing(find_pair_tables(outside(lines, boxes_of(tables)), page_no))
     return tables, rules and not tables
 
 
