@@ -364,17 +364,17 @@ def _served_scorer(
 def _report_table(reports: list[Any], n: int, embedder: str) -> str:
     lines = [
         f"{n} questions, embedder {embedder}, search {reports[0].mode if reports else '-'}",
-        f"{'strategy':<15} {'chunks':>6} {'tokens':>8} {'found':>5} "
+        f"{'strategy':<15} {'n':>3} {'chunks':>6} {'tokens':>8} {'found':>5} "
         f"{'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR':>5} {'nDCG':>5} "
         f"{'p50ms':>6} {'p95ms':>6} {'hitTok':>6}",
     ]
     for r in reports:
         lines.append(
-            f"{r.strategy:<15} {r.chunks:>6} {r.embedded_tokens:>8} "
+            f"{r.strategy:<15} {r.overall.n:>3} {r.chunks:>6} {r.embedded_tokens:>8} "
             + _cells(r.overall, r.evidence_in_chunks)
         )
         for kind, ks in r.by_kind.items():
-            lines.append(f"  {kind:<13} {'':>6} {ks.n:>8} " + _cells(ks, ks.found))
+            lines.append(f"  {kind:<13} {ks.n:>3} {'':>6} {'':>8} " + _cells(ks, ks.found))
     return "\n".join(lines)
 
 
