@@ -259,7 +259,7 @@ def evaluate_chunks(
         else []
         for qi in range(len(questions))
     ]
-    return report_rankings(strategy, questions, chunks, docs, rankings, embedder)
+    return report_rankings(strategy, questions, chunks, docs, rankings, embedder.count)
 
 
 def searchable(chunks_by_doc: dict[str, list[Chunk]]) -> tuple[list[Chunk], list[str]]:
@@ -280,7 +280,7 @@ def report_rankings(
     chunks: Sequence[Chunk],
     docs: Sequence[str],
     rankings: Sequence[Sequence[Ranked]],
-    counter: Embedder,
+    count_tokens: Callable[[str], int],
     *,
     latencies_ms: Sequence[float] | None = None,
     mode: str = "numpy",
@@ -291,7 +291,7 @@ def report_rankings(
     A ranked chunk is relevant when it holds the evidence (and is from the named
     ``doc``); how many of ``chunks`` are relevant sets each question's ideal DCG and
     its ceiling. ``latencies_ms`` (one per question) gives the latency percentiles;
-    ``counter`` counts the tokens of the top :data:`HIT_TOKENS_K` hits.
+    ``count_tokens`` counts the tokens of the top :data:`HIT_TOKENS_K` hits.
     """
     texts = [normalize(c.text) for c in chunks]
     tokens: dict[str, int] = {}
@@ -304,9 +304,10 @@ def report_rankings(
 
         total = sum(1 for t, d in zip(texts, docs, strict=True) if relevant(t, d))
         positions = [p for p, r in enumerate(rankings[qi], 1) if relevant(normalize(r.text), r.doc)]
-        top = [
-            tokens.setdefault(r.text, counter.count(r.text)) for r in rankings[qi][:HIT_TOKENS_K]
-        ]
+        for r in rankings[qi][:HIT_TOKENS_K]:
+            if r.text not in tokens:
+                tokens[r.text] = count_tokens(r.text)
+        top = [tokens[r.text] for r in rankings[qi][:HIT_TOKENS_K]]
         rows.append(
             _Row(
                 rank=positions[0] if positions else None,

@@ -106,7 +106,7 @@ def evaluate_served(
         chunks,
         docs,
         rankings,
-        embedder,
+        embedder.count,
         latencies_ms=latencies,
         mode=mode,
         collection=cfg.collection,

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import docx
 import pytest
@@ -26,11 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
 
 
-class _Counter:
-    """Counts words: the token counter of the hand-made rankings."""
-
-    def count(self, text: str) -> int:
-        return len(text.split())
+def _words(text: str) -> int:
+    return len(text.split())
 
 
 def _chunk(i: int, text: str, doc: str) -> Chunk:
@@ -51,7 +49,7 @@ def _chunk(i: int, text: str, doc: str) -> Chunk:
     )
 
 
-def test_ndcg_at_10_on_hand_made_rankings():
+def test_ndcg_at_10_on_hand_made_rankings() -> None:
     assert ndcg_at_k([1], 1) == 1.0
     assert ndcg_at_k([2], 1) == pytest.approx(1 / math.log2(3))
     # Two relevant chunks, found at 1 and 3: DCG 1 + 1/2, ideal 1 + 1/log2(3).
@@ -62,7 +60,7 @@ def test_ndcg_at_10_on_hand_made_rankings():
     assert ndcg_at_k([], 0) == 0.0
 
 
-def test_report_scores_rankings_with_ceiling_latency_and_hit_tokens():
+def test_report_scores_rankings_with_ceiling_latency_and_hit_tokens() -> None:
     chunks = [
         _chunk(0, "boats float on the harbour", "a.docx"),
         _chunk(1, "cats purr in the sun", "a.docx"),
@@ -77,7 +75,7 @@ def test_report_scores_rankings_with_ceiling_latency_and_hit_tokens():
     boats, cats_a, cats_b = (Ranked(c.text, d) for c, d in zip(chunks, docs, strict=True))
     rankings = [[cats_a, boats], [cats_b, boats, cats_a], [boats]]
     report = report_rankings(
-        "hand", questions, chunks, docs, rankings, _Counter(), latencies_ms=[10.0, 20.0, 30.0]
+        "hand", questions, chunks, docs, rankings, _words, latencies_ms=[10.0, 20.0, 30.0]
     )
     assert report.ranks == (2, 1, None)
     assert report.evidence_in_chunks == 2 and report.by_kind["table"].found == 0
@@ -137,7 +135,7 @@ QA = [
 ]
 
 
-def _eval(cfg: WeaviateConfig, folder: Path, *extra: str) -> dict:
+def _eval(cfg: WeaviateConfig, folder: Path, *extra: str) -> dict[str, Any]:
     qa = folder / "qa.jsonl"
     qa.write_text("".join(json.dumps(q) + "\n" for q in QA))
     env = {**os.environ, **server_env(cfg)}
@@ -158,7 +156,9 @@ def _exists(cfg: WeaviateConfig, name: str) -> bool:
 
 
 @pytest.mark.integration
-def test_served_eval_finds_the_evidence_and_drops_its_collections(weaviate_server, tmp_path):
+def test_served_eval_finds_the_evidence_and_drops_its_collections(
+    weaviate_server: WeaviateConfig, tmp_path: Path
+) -> None:
     _write_docs(tmp_path)
     out = _eval(weaviate_server, tmp_path)
     assert out["mode"] == "hybrid"
@@ -177,7 +177,9 @@ def test_served_eval_finds_the_evidence_and_drops_its_collections(weaviate_serve
 
 
 @pytest.mark.integration
-def test_served_eval_keeps_its_collection_with_keep(weaviate_server, tmp_path):
+def test_served_eval_keeps_its_collection_with_keep(
+    weaviate_server: WeaviateConfig, tmp_path: Path
+) -> None:
     _write_docs(tmp_path)
     out = _eval(weaviate_server, tmp_path, "--mode", "keyword", "--keep")
     (report,) = out["reports"]
