@@ -26,13 +26,31 @@ class GtHeading:
 
 
 @dataclass(frozen=True)
+class GtCell:
+    """A ground-truth cell at its grid position, with its spans (1 when not spanning)."""
+
+    row: int
+    col: int
+    text: str
+    row_span: int = 1
+    col_span: int = 1
+
+
+@dataclass(frozen=True)
 class GtTable:
-    """A ground-truth table: its shape and its cell texts."""
+    """A ground-truth table: its shape and its cell texts.
+
+    ``spanned`` holds the cells with their spans where the ground truth states them
+    (docling JSON, ICDAR 2013); otherwise ``grid`` holds the rows of cell texts.
+    Neither takes part in comparisons.
+    """
 
     n_rows: int
     n_cols: int
     cells: tuple[str, ...]
     page: int | None = None
+    grid: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+    spanned: tuple[GtCell, ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -112,11 +130,32 @@ def load_docling_json(path: Path, doc: Path) -> GroundTruth:
         elif kind == "tables":
             cells = item["data"]
             texts = tuple(c.get("text", "") for c in cells.get("table_cells", []))
+            spanned = tuple(_docling_cell(c) for c in cells.get("table_cells", []))
             gt.tables.append(
-                GtTable(int(cells["num_rows"]), int(cells["num_cols"]), texts, _page(item))
+                GtTable(
+                    int(cells["num_rows"]),
+                    int(cells["num_cols"]),
+                    texts,
+                    _page(item),
+                    spanned=tuple(c for c in spanned if c is not None),
+                )
             )
             gt.stream.append((False, " ".join(texts)))
     return gt
+
+
+def _docling_cell(cell: dict[str, Any]) -> GtCell | None:
+    """Return a docling table cell as a :class:`GtCell` (None without grid offsets)."""
+    if "start_row_offset_idx" not in cell or "start_col_offset_idx" not in cell:
+        return None
+    row, col = int(cell["start_row_offset_idx"]), int(cell["start_col_offset_idx"])
+    return GtCell(
+        row,
+        col,
+        cell.get("text", ""),
+        max(1, int(cell.get("end_row_offset_idx", row + 1)) - row),
+        max(1, int(cell.get("end_col_offset_idx", col + 1)) - col),
+    )
 
 
 def load_outline(path: Path, doc: Path) -> GroundTruth:
@@ -138,7 +177,8 @@ def load_tables_json(path: Path) -> list[GtTable]:
     """GT tables from a ``.tables.json`` (``corpus-extra``: camelot, tabula, ICDAR 2013).
 
     Each table's ``rows`` is a grid of cell texts; the shape is its row count by its
-    widest row, the cells are the non-empty texts.
+    widest row, the cells are the non-empty texts. ICDAR 2013 tables also list their
+    ``cells`` with spans (kept as ``spanned``).
     """
     data = json.loads(path.read_text(encoding="utf-8"))
     out: list[GtTable] = []
@@ -146,7 +186,18 @@ def load_tables_json(path: Path) -> list[GtTable]:
         rows = t.get("rows") or []
         cells = tuple(str(c) for r in rows for c in r if str(c).strip())
         width = max((len(r) for r in rows), default=0)
-        out.append(GtTable(len(rows), width, cells, t.get("page")))
+        spanned = tuple(
+            GtCell(
+                int(c["row"]),
+                int(c["col"]),
+                str(c.get("text", "")),
+                int(c.get("row_span", 1)),
+                int(c.get("col_span", 1)),
+            )
+            for c in t.get("cells") or ()
+        )
+        grid = tuple(tuple(str(c) for c in r) for r in rows)
+        out.append(GtTable(len(rows), width, cells, t.get("page"), grid=grid, spanned=spanned))
     return out
 
 

@@ -44,6 +44,25 @@ def tokens(text: str) -> list[str]:
     return normalize_text(text).split()
 
 
+_RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def cell_tokens(text: str) -> list[str]:
+    """Normalised word tokens of a table cell, right-to-left words in a canonical order.
+
+    Extractors write Hebrew and Arabic either in logical order or in visual order
+    (each word's letters reversed, as some ground truths store them); a token
+    holding right-to-left letters is compared as the lesser of itself and its
+    reversal, so both orders give the same token.
+    """
+    return [min(t, t[::-1]) if _RTL.search(t) else t for t in tokens(text)]
+
+
+def has_rtl(text: str) -> bool:
+    """Tell whether ``text`` holds right-to-left (Hebrew, Arabic) letters."""
+    return bool(_RTL.search(text))
+
+
 def markdown_body_text(md: str) -> str:
     """Return the plain text of a Markdown document, words in order.
 

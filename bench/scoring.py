@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bench.groundtruth import GtHeading, GtTable
-from bench.normalize import normalize_heading, normalize_text, tokens
+from bench.normalize import cell_tokens, normalize_heading, normalize_text, tokens
 from bench.views import ChunkView, Item
 
 
@@ -115,13 +115,15 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def match_tables(pred: list[Item], gt: list[GtTable], *, min_overlap: float = 0.3) -> TableScore:
     """Match predicted tables to GT tables by cell-text overlap, one-to-one.
 
-    Pairs with token Jaccard >= ``min_overlap`` are taken best first. ``shape_ok``
+    Pairs with token Jaccard >= ``min_overlap`` are taken best first (tokens as
+    :func:`~bench.normalize.cell_tokens` reads them: right-to-left words in either
+    order). ``shape_ok``
     counts matches whose rows x cols equal the GT's (ragged predicted rows count by
     their widest row).
     """
     tabs = [i for i in pred if i.kind == "table"]
-    p_tok = [set(tokens(i.text)) for i in tabs]
-    g_tok = [set(tokens(" ".join(t.cells))) for t in gt]
+    p_tok = [set(cell_tokens(i.text)) for i in tabs]
+    g_tok = [set(cell_tokens(" ".join(t.cells))) for t in gt]
     cand = sorted(
         ((_jaccard(p, g), pi, gi) for pi, p in enumerate(p_tok) for gi, g in enumerate(g_tok)),
         reverse=True,

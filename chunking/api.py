@@ -23,7 +23,7 @@ from chunkweave.chunking.ids import assign_ids, sha1_hex
 from chunkweave.chunking.models import Chunk, ChunkOptions, Embed, TokenCounter
 from chunkweave.chunking.parents import parent_groups, section_parents
 from chunkweave.chunking.regions import RegionIndex
-from chunkweave.chunking.sections import nearest_section_number
+from chunkweave.chunking.sections import held_section_numbers, nearest_section_number
 from chunkweave.chunking.strategies import needs_embedder, strategy_drafts, strategy_for
 from chunkweave.chunking.tokens import Meter
 from chunkweave.parsers import ParsedDocument
@@ -161,7 +161,7 @@ def _assemble(
     keys = [c.key(p, h) for c, p, h in zip(children, child_parent, child_sha1, strict=True)]
     child_ids = assign_ids(doc_id, chunker, keys)
     # One lookup per distinct heading path (a section's chunks share theirs).
-    paths = {r.heading_path for r in (*children, *parents)}
+    paths = {p for r in (*children, *parents) for p in (r.heading_path, *r.paths)}
     numbers = {path: nearest_section_number(path) for path in paths}
     ordered: list[tuple[Rendered, str, str | None, str]] = []
     emitted: set[int] = set()
@@ -203,6 +203,9 @@ def _assemble(
                 caption=r.caption,
                 parent_id=pid,
                 section_number=numbers[r.heading_path],
+                section_numbers=held_section_numbers(
+                    numbers[r.heading_path], (numbers[p] for p in r.paths)
+                ),
             )
             for index, (r, cid, pid, sha) in enumerate(ordered)
         ]

@@ -38,6 +38,8 @@ class Rendered:
     token_count: int
     sections: tuple[int, ...]
     section_headings: tuple[str, ...] = ()
+    #: The heading paths of its pieces, each once in reading order (its section numbers).
+    paths: tuple[tuple[str, ...], ...] = ()
     table_id: str | None = None
     table_row_start: int | None = None
     table_row_end: int | None = None
@@ -180,12 +182,14 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
     pages: set[int] = set()
     orders: set[int] = set()
     sections: set[int] = set()
+    paths: dict[tuple[str, ...], None] = {}
     for piece in pieces:
         text_cost += cost_of(piece.text)
         if piece.page is not None:
             pages.add(piece.page)
         orders.add(piece.order)
         sections.add(piece.section)
+        paths[piece.path] = None
     listed: tuple[str, ...] = ()
     context_path = path
     if len(sections) > 1 and budget.opts.merge_sections == "listed":
@@ -206,6 +210,7 @@ def render(draft: Draft, budget: Budget, *, measure: bool = True) -> Rendered:
         token_count=meter.measure(embed_text, estimate, budget.max_tokens) if measure else estimate,
         sections=tuple(sorted(sections)),
         section_headings=listed,
+        paths=tuple(paths),
     )
 
 

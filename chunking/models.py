@@ -173,8 +173,10 @@ class Chunk(BaseModel):
     coordinates, as DOCX). Like ``chunk_index`` and ``element_orders`` they are
     positional: not part of the chunk's identity (``id``). ``section_number`` is the
     normalised number of the deepest numbered heading of ``heading_path``
-    (:func:`chunkweave.chunking.sections.nearest_section_number`); derived from the
-    path, it is not part of the identity either.
+    (:func:`chunkweave.chunking.sections.nearest_section_number`);
+    ``section_numbers`` are every number the chunk holds, that one first, then those of
+    the sections merged into it (:func:`chunkweave.chunking.sections.held_section_numbers`).
+    Derived from the paths, they are not part of the identity either.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -205,3 +207,4 @@ class Chunk(BaseModel):
     caption: str | None = None
     parent_id: str | None = None
     section_number: str | None = None
+    section_numbers: tuple[str, ...] = ()

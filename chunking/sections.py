@@ -2,7 +2,9 @@
 
 A chunk's ``section_number`` is the number of the nearest numbered heading on its
 heading path (:func:`nearest_section_number`), so a question that cites "section
-7.3.1" can be filtered exactly. :func:`section_number` normalises a heading *or a
+7.3.1" can be filtered exactly; its ``section_numbers`` are every number it holds
+(:func:`held_section_numbers`): a chunk of short sections merged together (1 Scope,
+1.1 Purpose) is found by each of theirs. :func:`section_number` normalises a heading *or a
 citation* the same way, so an app normalises its query with it too:
 
 - dotted decimals and their named forms: "7.3.1.1 Scope", "Section 7.3.1", "§ 7.3.1",
@@ -23,7 +25,7 @@ legal labels ("§", "Article") that do not set a heading level there.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 _NUMBER = r"\d{1,3}(?:\.\d{1,3}){0,6}"
 # Legal labels the parser does not level by: the section sign and articles.
@@ -61,13 +63,31 @@ def nearest_section_number(heading_path: Sequence[str]) -> str | None:
 
     The path is a chunk's (:attr:`chunkweave.chunking.models.Chunk.heading_path`: the
     document title is not on it). A chunk of merged sections has their common path,
-    so it carries the number of the section holding them all.
+    so this is the number of the section holding them all (their own numbers:
+    :func:`held_section_numbers`).
     """
     for heading in reversed(heading_path):
         number = section_number(heading)
         if number is not None:
             return number
     return None
+
+
+def held_section_numbers(primary: str | None, numbers: Iterable[str | None]) -> tuple[str, ...]:
+    """Return every section number a chunk holds: ``primary`` first, then ``numbers``.
+
+    ``primary`` is the chunk's own (:func:`nearest_section_number` of its common
+    path); ``numbers`` are those of the paths its pieces sit under, in reading order.
+    A chunk of merged sections (1 Scope, 1.1 Purpose) so holds each of theirs
+    (``("1", "1.1")``), each once; None (an unnumbered heading) is skipped.
+    """
+    found = dict.fromkeys(n for n in (primary, *numbers) if n is not None)
+    return tuple(found)
+
+
+def all_section_prefixes(numbers: Iterable[str]) -> tuple[str, ...]:
+    """Return the :func:`section_prefixes` of every number of ``numbers``, each once."""
+    return tuple(dict.fromkeys(p for n in numbers for p in section_prefixes(n)))
 
 
 def section_prefixes(number: str | None) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ FILTERABLE: Mapping[str, type[str] | type[int]] = MappingProxyType(
         "table_id": str,
         "parent_id": str,
         "section_number": str,
+        "section_numbers": str,
         "section_prefix": str,
     }
 )
@@ -53,7 +54,11 @@ class Condition:
 
 
 #: Properties holding section numbers: a filter value is compared in the same form.
-SECTION_PROPERTIES = frozenset({"section_number", "section_prefix"})
+#: ``section_number`` equal to a number finds every chunk holding that section, alone
+#: or merged with others (a store tests ``section_numbers`` too; chunks stored before
+#: those existed answer by their own ``section_number``); ``section_prefix`` every
+#: chunk inside it.
+SECTION_PROPERTIES = frozenset({"section_number", "section_numbers", "section_prefix"})
 
 
 def stored_form(cond: Condition) -> Condition:

@@ -80,9 +80,20 @@ async def _session_run(env: dict[str, str], root: Path, outside: Path, source: P
 
         before = job_ids(_result(await session.call_tool("list_jobs", {"limit": 50})))
         stray = outside / PDF
-        for bad in (str(stray), str(root / "link.pdf"), str(root / ".." / "outside" / PDF)):
+        # Each refusal says which check failed (the agent works under the operator's roots).
+        (root / "notes").mkdir()
+        (root / "notes" / "notes.txt").write_text("not a document")
+        for bad, why in (
+            (str(stray), "not under an allowed root"),
+            (str(root / ".." / "outside" / PDF), "not under an allowed root"),
+            (str(root / "link.pdf"), "a link that leads outside the allowed roots"),
+            (str(root / "missing.pdf"), "no such file or folder (it is under an allowed root)"),
+            (PDF, "must be absolute paths"),
+            (str(root / "notes"), "no PDF or DOCX document there"),
+            ("s3://elsewhere/a.pdf", "bucket 'elsewhere' is not allowed"),
+        ):
             message = _error(await session.call_tool("enqueue", {"sources": [bad]}))
-            assert "not found" in message or "not allowed" in message, message
+            assert why in message, (bad, message)
         assert _error(await session.call_tool("enqueue", {"sources": []}))
         after = job_ids(_result(await session.call_tool("list_jobs", {"limit": 50})))
         # (Other tests may add jobs meanwhile: none of the new ones holds a refused path.)
@@ -137,3 +148,29 @@ def test_mcp_says_how_to_install_the_sdk_when_it_is_missing(tmp_path: Path) -> N
     )  # fmt: skip
     assert out.returncode != 0
     assert "pip install 'chunkweave[mcp]'" in out.stderr
+
+
+async def _unreachable_run(env: dict[str, str], errlog: Any) -> None:
+    cli = str(Path(sys.executable).parent / "chunkweave")
+    params = StdioServerParameters(command=cli, args=["mcp"], env=env, cwd=str(ROOT))
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for tool, args in (("list_jobs", {}), ("job_status", {"job_id": "x"})):
+            message = _error(await session.call_tool(tool, args))
+            assert "Error executing tool" in message and "ConnectionError" in message, message
+            assert "Connection refused" in message or "connecting to" in message, message
+
+
+def test_mcp_failures_are_tool_errors_with_the_reason_and_no_traceback(
+    pipeline_env: dict[str, str], tmp_path: Path
+) -> None:
+    from chunkweave.storage.server_process import free_port
+
+    env = dict(pipeline_env, CHUNKWEAVE_REDIS_URL=f"redis://127.0.0.1:{free_port()}/0")
+    log = tmp_path / "stderr.log"
+    with open(log, "w") as errlog:
+        anyio.run(_unreachable_run, env, errlog)
+    assert "Traceback" not in log.read_text(), log.read_text()[-3000:]

@@ -7,7 +7,12 @@ from dataclasses import dataclass
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
 from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.join import join_continuations
-from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans, header_depth
+from chunkweave.parsers.pdf.tables.spans import (
+    covering_cells,
+    fill_spans,
+    header_depth,
+    join_wrapped_header,
+)
 from chunkweave.parsers.structure import finalize
 from tests.chunk_helpers import make_doc
 
@@ -58,6 +63,13 @@ def test_row_spans_fill_every_row_header_spans_fill_the_header() -> None:
     assert filled[0] == ("Plan", "Modern method", "Modern method", "Total")
     assert filled[2][0] == "GMC"  # the row-spanned key in every row it spans
     assert filled[3] == texts[3]
+
+
+def test_a_figure_spanning_rows_stays_in_its_first_row() -> None:
+    # "8" halt stations for two states together: the total counts it once.
+    grid = _grid(["ab", "cb", "de"])
+    texts = (("Delhi", "8"), ("Rajasthan", ""), ("Gujarat", "6"))
+    assert fill_spans(texts, covering_cells(grid)) == texts
 
 
 def test_a_data_row_span_and_a_title_row_keep_their_text_in_the_first_cell() -> None:
@@ -151,3 +163,21 @@ def test_tables_that_do_not_continue_each_other_stay_apart() -> None:
     for elements in cases:
         out = list(join_continuations(iter(elements)))
         assert sum(e.type == "table" for e in out) == 2
+
+
+def test_a_header_label_wrapped_around_a_centred_sibling_is_one_row() -> None:
+    rows = (
+        ("", "", "Literacy", "Literacy"),
+        ("State", "n", "", "Read &"),
+        ("", "", "Illiterate", ""),
+        ("", "", "", "Write"),
+        ("Kerala", "2400", "7.2", "0.5"),
+    )
+    assert join_wrapped_header(rows) == (
+        rows[0],
+        ("State", "n", "Illiterate", "Read & Write"),
+        rows[4],
+    )
+    # Labels in consecutive rows of one column are two header rows, not a wrap.
+    stacked = (("Year", "Total"), ("", "(in billions)"), ("1996", "3,051"), ("1997", "3,100"))
+    assert join_wrapped_header(stacked) == stacked

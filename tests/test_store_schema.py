@@ -180,6 +180,7 @@ def test_a_documents_chunks_read_back_as_written_but_for_embed_text(chunk_store)
             "table_markdown": "| a | b |",
             "caption": "Table 1. Costs",
             "section_number": "7.3",
+            "section_numbers": ("7.3",),  # as the chunker makes them: its own number first
             "regions": (Region(page=1, bbox=(10.0, 20.0, 300.0, 400.0)),),
         }
     )

@@ -24,6 +24,7 @@ from chunkweave.storage.metadata import (
     validate_metadata,
 )
 from chunkweave.worker.celery_app import make_app
+from chunkweave.worker.discovery import discover
 from chunkweave.worker.jobs import Action, DocState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
@@ -196,7 +197,8 @@ class Enqueuer:
     """Creates jobs and sends their tasks. One per process is plenty."""
 
     def __init__(self, settings: Settings | None = None) -> None:
-        self.settings = settings or get_settings()
+        # No Redis URL: a running `chunkweave serve`'s, said in one log line (INFO).
+        self.settings = discover(settings or get_settings(), weaviate=False).settings
         self.redis = redis_client(self.settings)
         self.jobs = JobStore(self.redis, ttl_s=self.settings.job_ttl_s)
         self.app = make_app(self.settings)

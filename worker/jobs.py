@@ -214,6 +214,20 @@ class JobStore:
         )
         return job.model_copy(update={"docs": tuple(docs)})
 
+    def sources(self, job_ids: list[str], *, per_job: int = 3) -> dict[str, list[str]]:
+        """Return a few of each job's document sources (``HSCAN``: bounded for any job size).
+
+        For lists that name jobs by what they hold; one round trip for all of them.
+        """
+        pipe = self.r.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.hscan(f"{_job_key(job_id)}:docs", 0, count=per_job)
+        out: dict[str, list[str]] = {}
+        for job_id, (_cursor, found) in zip(job_ids, pipe.execute(), strict=True):
+            docs = (DocState.model_validate_json(v) for v in found.values())
+            out[job_id] = sorted(d.source for d in docs)[:per_job]
+        return out
+
     def _summaries(self, job_ids: list[str]) -> list[JobState | None]:
         """Read several jobs' summaries in one round trip (None for an expired job)."""
         pipe = self.r.pipeline(transaction=False)

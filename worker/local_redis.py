@@ -46,12 +46,27 @@ def find_redis_server() -> str:
 RECORD = "server.json"
 
 
+def recorded_redis(data_dir: Path) -> str | None:
+    """Return the URL (a secret) recorded in ``data_dir/server.json``, or None.
+
+    A record left by a server that died names one that no longer answers: see
+    :func:`running_redis`.
+    """
+    try:
+        return str(json.loads((Path(data_dir) / RECORD).read_text())["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def redis_address(url: str) -> str:
+    """``redis://host:port/db`` of a URL, without its password: safe to print."""
+    return "redis://" + url.rpartition("@")[2].removeprefix("redis://")
+
+
 def running_redis(data_dir: Path) -> str | None:
     """Return the URL of the embedded Redis serving ``data_dir`` right now, or None."""
-    record = Path(data_dir) / RECORD
-    try:
-        url = json.loads(record.read_text())["url"]
-    except (OSError, ValueError, KeyError, TypeError):
+    url = recorded_redis(data_dir)
+    if url is None:
         return None
     client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
     try:

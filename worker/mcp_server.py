@@ -17,16 +17,21 @@ Tools (the official ``mcp`` SDK's :class:`MCPServer`):
 - ``list_jobs``: the newest jobs, optionally by status.
 - ``list_documents``: the document ledger (what is stored, what failed), paged.
 
-Refusals and bad arguments come back as tool errors with the reason; stdout is
-the protocol channel, so nothing else is printed there.
+Every failure comes back as a tool error with its reason (refusals, bad arguments,
+a Redis or Weaviate that cannot be reached); tracebacks go to stderr only with
+``chunkweave --debug mcp``. stdout is the protocol channel, so nothing else is
+printed there.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Literal
 
 from chunkweave.worker.settings import Settings
+
+log = logging.getLogger(__name__)
 
 #: Most hits one search returns.
 MAX_K = 50
@@ -142,7 +147,11 @@ class Tools:
 
     def enqueue(self, sources: list[str], force: bool = False) -> dict[str, Any]:
         """Queue ``sources`` for ingestion under the API's confinement; return the job id."""
-        from chunkweave.worker.sources import TooManyDocumentsError, expand_confined
+        from chunkweave.worker.sources import (
+            SourceNotFoundError,
+            TooManyDocumentsError,
+            expand_confined,
+        )
 
         if not sources:
             raise ValueError("no sources given")
@@ -151,7 +160,13 @@ class Tools:
             raise ValueError(f"{len(sources)} sources; one job holds at most {limit} documents")
         found: list[str] = []
         for src in sources:
-            found.extend(expand_confined(src, self.settings))
+            try:
+                documents = expand_confined(src, self.settings)
+            except SourceNotFoundError as err:
+                raise SourceNotFoundError(_refusal(src, self.settings)) from err
+            if not documents:
+                raise ValueError(f"{src}: no PDF or DOCX document there (hidden, temp names skip)")
+            found.extend(documents)
             if len(found) > limit:
                 raise TooManyDocumentsError(f"more than {limit} documents for one job")
         enq = self._open_enqueuer()
@@ -206,8 +221,28 @@ class Tools:
         }
 
 
-def build_server(tools: Tools) -> Any:
-    """Return the :class:`mcp.server.mcpserver.MCPServer` exposing ``tools``."""
+def _refusal(src: str, settings: Settings) -> str:
+    """Which confinement check ``src`` failed: the agent runs under the operator's roots."""
+    from chunkweave.worker.sources.local import refusal
+    from chunkweave.worker.sources.s3 import PREFIX, split_s3
+
+    if not src.startswith(PREFIX):
+        return refusal(src, settings)
+    bucket, _key = split_s3(src)
+    if bucket not in settings.sources.buckets:
+        allowed = ", ".join(settings.sources.buckets) or "none"
+        return f"{src}: bucket {bucket!r} is not allowed ({allowed}; CHUNKWEAVE_SOURCES__BUCKETS)"
+    return f"{src}: no such object or prefix in an allowed bucket (or S3 cannot be reached)"
+
+
+def build_server(tools: Tools, *, debug: bool = False) -> Any:
+    """Return the :class:`mcp.server.mcpserver.MCPServer` exposing ``tools``.
+
+    Every failure reaches the client as a tool error with its reason (a refusal or a
+    bad argument as its message; anything else as ``Type: message``, such as a Redis
+    or Weaviate that cannot be reached). The traceback goes to stderr only with
+    ``debug`` (``chunkweave --debug mcp``).
+    """
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
@@ -238,8 +273,11 @@ def build_server(tools: Tools) -> Any:
             try:
                 return fn(*args, **kwargs)
             except expected as err:
-                # The reason goes back to the agent; anything unexpected stays opaque.
                 raise ToolError(str(err)) from err
+            except Exception as err:  # noqa: BLE001 - the agent gets the reason, not a trace
+                if debug:
+                    log.exception("tool %s failed", fn.__name__)
+                raise ToolError(f"{type(err).__name__}: {err}") from err
 
         call.__name__ = fn.__name__
         call.__doc__ = fn.__doc__

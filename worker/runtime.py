@@ -11,45 +11,31 @@ import importlib
 import os
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 import redis
-from pydantic import SecretStr
 
 from chunkweave.errors import ChunkweaveError
 from chunkweave.storage.protocols import IngestPipeline
 from chunkweave.worker.jobs import JobStore
-from chunkweave.worker.local_redis import running_redis
 from chunkweave.worker.settings import Settings, get_settings
 
 
 class NoRedisConfiguredError(ChunkweaveError, RuntimeError):
-    """No Redis URL in the settings (``CHUNKWEAVE_REDIS_URL``)."""
+    """No Redis URL in the settings (``CHUNKWEAVE_REDIS_URL``) nor a running ``serve``'s."""
 
 
 def redis_url(settings: Settings) -> str:
-    """Return the broker/state Redis URL; raise a clear error when none is configured."""
-    if settings.redis_url is None or not settings.redis_url.get_secret_value():
-        raise NoRedisConfiguredError(
-            "no Redis configured: set CHUNKWEAVE_REDIS_URL (e.g. redis://localhost:6379/0) "
-            "or run `chunkweave serve`, which starts an embedded Redis"
-        )
-    return settings.redis_url.get_secret_value()
+    """Return the broker/state Redis URL; raise a clear error when none is configured.
 
-
-def with_running_redis(settings: Settings) -> tuple[Settings, str | None]:
-    """Point settings with no Redis URL at a running ``serve``'s embedded Redis, if any.
-
-    Returns the settings (unchanged when a URL is configured or nothing runs) and, when
-    it attached, where to (the address without its password), for one line of output.
+    Settings come from :func:`chunkweave.worker.discovery.discover` where a running
+    ``serve``'s Redis may stand in for a configured one; the error says whether one was
+    recorded on the data directory but is unreachable, or none runs.
     """
-    if settings.redis_url is not None and settings.redis_url.get_secret_value():
-        return settings, None
-    url = running_redis(Path(settings.data_dir) / "redis")
-    if url is None:
-        return settings, None
-    attached = settings.model_copy(update={"redis_url": SecretStr(url)})
-    return attached, "redis://" + url.rpartition("@")[2]
+    if settings.redis_url is None or not settings.redis_url.get_secret_value():
+        from chunkweave.worker.discovery import missing_redis
+
+        raise NoRedisConfiguredError(missing_redis(settings))
+    return settings.redis_url.get_secret_value()
 
 
 def yield_cpu(settings: Settings) -> int:
@@ -77,16 +63,19 @@ def default_pipeline(settings: Settings) -> IngestPipeline:
     """Build ``chunkweave.storage.ingest.Pipeline`` from the settings: embedder, store, options.
 
     Workers need a Weaviate URL (``CHUNKWEAVE_WEAVIATE__URL``); ``chunkweave serve``
-    sets it to the embedded server when none is configured.
+    sets it to the embedded server when none is configured, and without one the
+    embedded server running on the data directory is used (:mod:`..discovery`).
     """
     from chunkweave.storage.embedders import make_embedder
     from chunkweave.storage.ingest import open_pipeline
 
     if settings.weaviate.url is None:
-        raise RuntimeError(
-            "no Weaviate configured for the worker: set CHUNKWEAVE_WEAVIATE__URL "
-            "(and CHUNKWEAVE_WEAVIATE__GRPC_PORT), or use `chunkweave serve`"
-        )
+        from chunkweave.worker.discovery import discover
+
+        found = discover(settings)
+        if found.weaviate.state != "found":
+            raise RuntimeError("the worker: " + found.missing("Weaviate"))
+        settings = found.settings
     from chunkweave.storage.reindex.follow import live_chunking
 
     embedder = make_embedder(settings.embedder)

@@ -33,6 +33,7 @@ from pydantic import SecretStr
 from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.server_process import die_with_parent
 from chunkweave.worker import sources
+from chunkweave.worker.discovery import weaviate_dir
 from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
@@ -107,12 +108,13 @@ class Service:
         if settings.weaviate.url is None:
             from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
-            weaviate = stack.enter_context(LocalWeaviate(data / "weaviate"))
+            folder = weaviate_dir(settings)  # where other commands look for it
+            weaviate = stack.enter_context(LocalWeaviate(folder))
             if not weaviate.attached:
                 stack.callback(self.say, "stopping the embedded Weaviate")
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
             how = "using running" if weaviate.attached else "started"
-            self.say(f"{how} embedded Weaviate on {weaviate.url} (data: {data / 'weaviate'})")
+            self.say(f"{how} embedded Weaviate on {weaviate.url} (data: {folder})")
         return settings
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:

@@ -65,6 +65,14 @@ _BAD_TITLE = re.compile(
 log = logging.getLogger(__package__)
 
 
+#: Where a password comes from, named in the ``encrypted`` error (the CLI's option, the
+#: service's setting, the library's option).
+_HOW = (
+    ": give it with --password (any command that parses), CHUNKWEAVE_PARSE__PASSWORD "
+    "(the service) or ParseOptions(password=...)"
+)
+
+
 def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
     """Open and authenticate a PDF, raising typed errors that name the file.
 
@@ -82,10 +90,12 @@ def open_pdf(path: Path, opts: ParseOptions) -> pymupdf.Document:
     if doc.needs_pass:
         if opts.password is None:
             doc.close()
-            raise EncryptedDocumentError(str(path), "PDF is encrypted; a password is required")
+            message = f"PDF is encrypted; a password is required{_HOW}"
+            raise EncryptedDocumentError(str(path), message)
         if not doc.authenticate(opts.password.get_secret_value()):
             doc.close()
-            raise EncryptedDocumentError(str(path), "PDF is encrypted; the password is wrong")
+            message = f"PDF is encrypted; the password is wrong{_HOW}"
+            raise EncryptedDocumentError(str(path), message)
     if doc.page_count == 0:
         doc.close()
         raise CorruptDocumentError(str(path), "PDF has no readable pages (damaged or truncated)")

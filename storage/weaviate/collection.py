@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 #: Properties an existing collection gets in place when it lacks them (writes of an
 #: unknown property fail: auto-schema is off). Its older chunks have none until
 #: they are written again (re-ingested into a new collection, or changed).
-ADDED_IN_PLACE = ("section_number", "section_prefix")
+ADDED_IN_PLACE = ("section_number", "section_numbers", "section_prefix")
 
 
 class Layout(NamedTuple):

@@ -10,7 +10,7 @@ from typing import Any
 from weaviate.classes.config import DataType, Property, Tokenization
 
 from chunkweave.chunking.models import Chunk, Region
-from chunkweave.chunking.sections import section_prefixes
+from chunkweave.chunking.sections import all_section_prefixes
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.metadata import (
     ACL,
@@ -103,6 +103,13 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
     _text("caption", searchable=True),
     _text("parent_id", filterable=True),
     _text("section_number", filterable=True),  # Chunk.section_number ("7.3.1", "A.2")
+    Property(
+        name="section_numbers",
+        data_type=DataType.TEXT_ARRAY,
+        tokenization=Tokenization.FIELD,
+        index_filterable=True,
+        index_searchable=False,
+    ),  # Chunk.section_numbers: ["2", "2.3.1"] for sections 2 and 2.3.1 merged
     Property(
         name="section_prefix",
         data_type=DataType.TEXT_ARRAY,
@@ -253,7 +260,9 @@ def chunk_properties(
         "caption": chunk.caption,
         "parent_id": chunk.parent_id,
         "section_number": chunk.section_number,
-        "section_prefix": list(section_prefixes(chunk.section_number)) or None,
+        "section_numbers": list(_numbers(chunk)) or None,
+        # The sections holding any of them: merged 1.1 and 2.3.1 are under 1, 2 and 2.3.
+        "section_prefix": list(all_section_prefixes(_numbers(chunk))) or None,
     }
     props.update({k: v for k, v in optional.items() if v is not None})
     if regions:
@@ -261,6 +270,13 @@ def chunk_properties(
     if meta:
         props.update(meta)
     return props
+
+
+def _numbers(chunk: Chunk) -> tuple[str, ...]:
+    """Every section number of ``chunk`` (one built before it had ``section_numbers``: its own)."""
+    if chunk.section_numbers:
+        return chunk.section_numbers
+    return (chunk.section_number,) if chunk.section_number is not None else ()
 
 
 def read_regions(value: Any) -> tuple[Region, ...]:
@@ -282,6 +298,7 @@ _PLAIN = (
     "caption",
     "parent_id",
     "section_number",
+    "section_numbers",
 )
 
 

@@ -35,6 +35,10 @@ def where_filter(where: Sequence[Condition]) -> _Filters | None:
     combined: _Filters | None = None
     for cond in map(stored_form, where):
         test = _OPERATORS[cond.operator](Filter.by_property(cond.property), cond.value)
+        if cond.property == "section_number" and cond.operator == "equal":
+            # Every chunk holding the section, merged with others or not; a chunk stored
+            # before section_numbers existed holds only its own section_number.
+            test = test | Filter.by_property("section_numbers").contains_any([str(cond.value)])
         combined = test if combined is None else combined & test
     return combined
 

@@ -45,6 +45,7 @@ from chunkweave.worker.api.limits import BodyLimit
 from chunkweave.worker.api.reindex import router as reindex_router
 from chunkweave.worker.api.routes import router
 from chunkweave.worker.api.ui import close_store, ui_router
+from chunkweave.worker.discovery import discover
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.metrics import RedisCollector
 from chunkweave.worker.settings import Settings, get_settings
@@ -53,12 +54,14 @@ __all__ = ["InsecureBindError", "app_factory", "check_bind", "create_app"]
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the API for ``settings`` (default: :func:`get_settings`).
+    """Build the API for ``settings``.
 
+    By default :func:`get_settings`, pointed at a running ``chunkweave serve``'s Redis
+    and Weaviate where they name none (:mod:`..discovery`).
     The app owns one :class:`Enqueuer` (Redis and broker connections), closed when
     the app shuts down; handlers reach it and the settings through ``app.state``.
     """
-    cfg = settings or get_settings()
+    cfg = settings or discover(get_settings()).settings
     enq = Enqueuer(cfg)
     registry = CollectorRegistry()
     registry.register(RedisCollector(enq.redis, queue=cfg.queue))

@@ -6,8 +6,13 @@
 records the target, takes the one-reindex lock and sends the coordinator's first step
 (``chunkweave.reindex_advance``) to the workers, which step it to the end. Answers
 ``202`` with the reindex state (its document jobs are ordinary jobs: ``GET /jobs/{id}``),
-``409`` when a reindex runs already or nothing would change. ``GET /reindex`` returns
-the current or last state. Both are store-wide: they need the main token (a tenant's
+``409`` when a reindex runs already, nothing would change, or stored documents cannot
+be rebuilt (their sources are gone, such as HTTP uploads deleted once stored: each is
+named with why). ``"dry_run": true`` answers ``200`` with the plan instead (as
+``chunkweave reindex --dry-run``, plus ``cannot_rebuild``: source -> why) and changes
+nothing; ``"rollback": true`` points the alias back at the previous version (as
+``--rollback``; no other field may be given with it). ``GET /reindex`` returns the
+current or last state. Both are store-wide: they need the main token (a tenant's
 token gets 403).
 """
 
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, HTTPException, status
+from fastapi import APIRouter, Depends, HTTPException, Response, status
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,10 +47,26 @@ class ReindexRequest(BaseModel):
     force: bool = False
     keep: int = Field(default=1, ge=0)
     reuse: bool = True
+    #: Plan only: what would be rebuilt, reused, embedded, and what cannot be rebuilt.
+    dry_run: bool = False
+    #: Point the alias back at the previous version instead.
+    rollback: bool = False
 
 
 def _start(settings: Settings, body: ReindexRequest, app: Any) -> dict[str, Any]:
     from chunkweave.worker import reindex as rx
+    from chunkweave.worker.sources.rebuild import live_unrebuildable, refusal
+
+    if body.rollback:
+        if body.model_fields_set - {"rollback"}:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "rollback takes no options")
+        from chunkweave.storage.errors import StoreError
+
+        try:
+            restored = rx.rollback(settings)
+        except (rx.ReindexRefusedError, StoreError) as err:  # one runs; nothing to go back to
+            raise HTTPException(status.HTTP_409_CONFLICT, str(err)) from err
+        return {"rolled_back_to": restored.collection}
 
     given = {
         k: v
@@ -64,6 +85,12 @@ def _start(settings: Settings, body: ReindexRequest, app: Any) -> dict[str, Any]
         reuse=body.reuse,
     )
     try:
+        gone = live_unrebuildable(settings)
+        if body.dry_run:
+            plan = rx.dry_run(settings, factory)
+            return {**plan.model_dump(mode="json"), "cannot_rebuild": dict(gone)}
+        if gone:
+            raise rx.ReindexRefusedError(refusal(gone))
         state = rx.start(settings, factory)
     except rx.ReindexRefusedError as err:
         raise HTTPException(status.HTTP_409_CONFLICT, str(err)) from err
@@ -73,9 +100,11 @@ def _start(settings: Settings, body: ReindexRequest, app: Any) -> dict[str, Any]
 
 @router.post("/reindex", status_code=status.HTTP_202_ACCEPTED)
 async def post_reindex(
-    body: ReindexRequest, settings: SettingsDep, enq: EnqueuerDep
+    body: ReindexRequest, settings: SettingsDep, enq: EnqueuerDep, response: Response
 ) -> dict[str, Any]:
-    """Start a reindex on the workers (see the module docstring)."""
+    """Start a reindex on the workers, plan one, or roll back (see the module docstring)."""
+    if body.dry_run or body.rollback:
+        response.status_code = status.HTTP_200_OK  # done now, nothing left running
     return await run_in_threadpool(_start, settings, body, enq.app)
 
 

@@ -92,7 +92,8 @@ def jobs(
     found, next_cursor = enq.jobs.page(
         status=status, limit=limit, cursor=cursor, tenants=caller.tenants
     )
-    return _html(ui_html.jobs_page(found, status, limit, next_cursor))
+    names = enq.jobs.sources([j.id for j in found])
+    return _html(ui_html.jobs_page(found, status, limit, next_cursor, names))
 
 
 @ui_router.get("/", include_in_schema=False)
@@ -172,12 +173,18 @@ def inspect(
     from chunkweave.worker.inspect.stored import stored_chunks
     from chunkweave.worker.inspect.write import iter_html
 
-    if settings.weaviate.url is None:
-        body = "<p>no Weaviate configured (CHUNKWEAVE_WEAVIATE__URL): nothing to inspect</p>"
-        return _html(ui_html.page("inspect", body), 503)
+    weaviate_settings = settings
+    if settings.weaviate.url is None:  # a `serve` on the data directory may have started since
+        from chunkweave.worker.discovery import discover
+
+        found = discover(settings)
+        if found.weaviate.state != "found":
+            body = f"<p>{_esc(found.missing('Weaviate'))}: nothing to inspect</p>"
+            return _html(ui_html.page("inspect", body), 503)
+        weaviate_settings = found.settings
     try:
         with _store_lock:
-            store = _store(request, settings)
+            store = _store(request, weaviate_settings)
             chunks = stored_chunks(store if tenant is None else store.for_tenant(tenant), doc_id)
     except TooManyChunksError as err:
         return _html(ui_html.page("inspect", f"<p>{_esc(str(err))}</p>"), 413)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import html
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 from urllib.parse import urlencode
 
 from chunkweave.worker.inspect.write import script_hash
@@ -71,9 +72,16 @@ def login(message: str | None = None) -> str:
 
 
 def jobs_page(
-    jobs: Sequence[JobState], status: str | None, limit: int, next_cursor: float | None
+    jobs: Sequence[JobState],
+    status: str | None,
+    limit: int,
+    next_cursor: float | None,
+    sources: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """Return the job list: a status filter, one row per job, a link to the next page."""
+    """Return the job list: a status filter, one row per job, a link to the next page.
+
+    A job is named by the file names of (a few of) its documents, from ``sources``.
+    """
     options = "".join(
         f"<option value='{s}'{' selected' if s == status else ''}>{s}</option>"
         for s in ("", *STATUSES)
@@ -83,7 +91,8 @@ def jobs_page(
         link = f"/ui/jobs/{html.escape(job.id)}"
         rows.append(
             f"<tr class='job' data-job='{html.escape(job.id)}'>"
-            f"<td><a href='{link}'>{html.escape(job.id)}</a></td>"
+            f"<td><a href='{link}'>{_names(job, (sources or {}).get(job.id, ()))}</a>"
+            f"<br><small class='id'>{html.escape(job.id)}</small></td>"
             f"<td>{_status(job.status)}</td><td>{_when(job.created_at)}</td>"
             f"<td class='num'>{job.total}</td><td class='num'>{job.done}</td>"
             f"<td class='num'>{job.failed}</td><td class='num'>{job.running + job.queued}</td>"
@@ -108,6 +117,15 @@ def jobs_page(
         f"</button></noscript></form><script>{_FILTER_SCRIPT}</script>"
     )
     return page("jobs", form + table + pager)
+
+
+def _names(job: JobState, sources: Sequence[str]) -> str:
+    """``report.pdf, q3.docx +12 more``: the file names of a job's documents (escaped)."""
+    names = [PurePosixPath(s.rstrip("/")).name or s for s in sources]
+    if not names:
+        return "(no documents)" if job.total == 0 else f"{job.total} document(s)"
+    more = job.total - len(names)
+    return html.escape(", ".join(names)) + (f" +{more} more" if more > 0 else "")
 
 
 def job_page(job: JobState, docs: Sequence[DocState], offset: int, per_page: int) -> str:

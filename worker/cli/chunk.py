@@ -21,7 +21,7 @@ from chunkweave.chunking.models import Strategy, TableEmbed, TokenCounter
 from chunkweave.chunking.naive import naive_chunks
 from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
@@ -59,6 +59,7 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="jsonl: one chunk JSON per line; md: readable view with boundaries.",
 )
+@password_option
 @friendly_errors
 def chunk_command(
     file: str,
@@ -153,6 +154,7 @@ def chunk_command(
 @click.option("--keep", is_flag=True, help="Served modes: keep the scratch collections.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
+@password_option
 @friendly_errors
 def eval_command(
     qa_path: str,

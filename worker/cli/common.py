@@ -37,15 +37,56 @@ def friendly_errors(func: F) -> F:
         except Exception as err:  # noqa: BLE001 - the CLI's last line of defence
             if debug:
                 raise
-            click.echo(f"error: {type(err).__name__}: {err}", err=True)
+            if _redis_down(err):  # configured, or a running serve's, but not answering
+                click.echo(f"error: Redis unreachable: {err}", err=True)
+            else:
+                click.echo(f"error: {type(err).__name__}: {err}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 
 
+def _redis_down(err: Exception) -> bool:
+    """Tell whether ``err`` is a failure to reach Redis (without importing redis for it)."""
+    exceptions = sys.modules.get("redis.exceptions")
+    return exceptions is not None and isinstance(err, exceptions.ConnectionError)
+
+
 def echo_json(obj: Any) -> None:
     """Print one JSON document on stdout (sorted keys, UTF-8)."""
     click.echo(json.dumps(obj, ensure_ascii=False, sort_keys=True))
+
+
+#: The setting an encrypted PDF's password comes from when no --password is given.
+PASSWORD_SETTING = "CHUNKWEAVE_PARSE__PASSWORD"
+
+
+def password_option(func: F) -> F:
+    """Add ``--password``, the password of encrypted PDFs, to a command that parses.
+
+    Given, it is the parse settings' ``password`` for this run (the command reads its
+    settings after the options are parsed), as ``CHUNKWEAVE_PARSE__PASSWORD`` is.
+    """
+
+    def given(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is None:
+            return
+        import os
+
+        from chunkweave.worker.settings import get_settings
+
+        os.environ[PASSWORD_SETTING] = value  # worker processes it starts read it too
+        get_settings.cache_clear()
+
+    option = click.option(
+        "--password",
+        default=None,
+        expose_value=False,
+        is_eager=True,
+        callback=given,
+        help=f"Password of encrypted PDFs (default: {PASSWORD_SETTING}).",
+    )
+    return option(func)
 
 
 def metadata_options(func: F) -> F:

@@ -27,7 +27,7 @@ from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.files import FileSink, SinkResult
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.worker.cli.common import echo_json, friendly_errors
+from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 from chunkweave.worker.cli.store import expand_paths
 from chunkweave.worker.settings import get_settings
 
@@ -88,6 +88,7 @@ class Exporter:
 @click.option("--strategy", type=click.Choice(get_args(Strategy)), help="Chunking strategy.")
 @click.option("--force", is_flag=True, help="Re-chunk documents the manifest says are current.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
+@password_option
 @friendly_errors
 def export(
     sources: tuple[str, ...], to: Path, strategy: str | None, force: bool, as_json: bool

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from chunkweave.worker.cli.chunk import chunk_command
-from chunkweave.worker.cli.common import friendly_errors
+from chunkweave.worker.cli.common import friendly_errors, password_option
 
 #: The chunking options of ``chunkweave chunk``, shared (same names, types and help).
 _CHUNK_OPTIONS = (
@@ -44,6 +44,7 @@ def register(group: click.Group) -> None:
     show_default=True,
     help="Page image resolution (each image is also at most 1800 px on its long side).",
 )
+@password_option
 @friendly_errors
 def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) -> None:
     """Chunk FILE and write one HTML file showing its chunks on the page images.

@@ -26,8 +26,9 @@ def mcp_command(principals: tuple[str, ...]) -> None:
 
     Tools: search (with filters), enqueue (paths under CHUNKWEAVE_SOURCES__ROOTS or
     allowed s3:// buckets, as POST /jobs), job_status, list_jobs, list_documents.
-    Uses the configured Redis and Weaviate (without CHUNKWEAVE_WEAVIATE__URL, the
-    local Weaviate is started as for `chunkweave search`). Needs the `mcp` extra.
+    Uses the configured Redis and Weaviate, else those of a `chunkweave serve` running
+    on the same data directory (said in one line on stderr); with no Weaviate at all,
+    the local one is started as for `chunkweave search`. Needs the `mcp` extra.
     Searches apply the ACL as the given principals; with none, no document that
     carries an acl is ever returned.
     """
@@ -38,14 +39,18 @@ def mcp_command(principals: tuple[str, ...]) -> None:
             f"chunkweave mcp needs the MCP SDK ({err}): pip install 'chunkweave[mcp]'"
         ) from err
     from chunkweave.worker.cli.store import weaviate_config
+    from chunkweave.worker.discovery import discover
     from chunkweave.worker.mcp_server import Tools, build_server
-    from chunkweave.worker.settings import get_settings
 
-    settings = get_settings()
+    found = discover()
+    if (line := found.line()) is not None:
+        click.echo(line, err=True)  # stdout is the protocol's
+    settings = found.settings
+    debug = bool(click.get_current_context().find_root().params.get("debug"))
     with weaviate_config(settings) as wcfg:
         principals = (*settings.mcp_principals, *principals)
         tools = Tools(settings.model_copy(update={"weaviate": wcfg}), principals)
         try:
-            build_server(tools).run("stdio")
+            build_server(tools, debug=debug).run("stdio")
         finally:
             tools.close()

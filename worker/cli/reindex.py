@@ -83,12 +83,18 @@ def reindex(
     collection. Searches keep using the live version; documents ingested meanwhile
     are replayed onto the target. Once the target accounts for every source (and
     passes the --qa gate), the alias switches atomically. Run it again with the same
-    options to resume an interrupted reindex.
+    options to resume an interrupted reindex. A stored document whose source is gone
+    (an HTTP upload deleted once stored, by the default CHUNKWEAVE_UPLOAD_RETENTION)
+    cannot be rebuilt: such documents are named, by --dry-run too, and the reindex
+    refuses to start until they are uploaded again or deleted.
     """
     from chunkweave.worker import reindex as rx
-    from chunkweave.worker.cli.service import _service_settings
+    from chunkweave.worker.cli.service import _discovered
 
-    settings = _service_settings()
+    found = _discovered()  # a running `serve`'s Redis and Weaviate when none is configured
+    settings = found.settings
+    if settings.weaviate.url is None:
+        raise click.ClickException(found.missing("Weaviate"))
     if rollback:
         restored = rx.rollback(settings)
         click.echo(f"{settings.weaviate.collection} -> {restored.collection} (rolled back)")
@@ -123,13 +129,20 @@ def reindex(
 
         options["qa"] = tuple(load_qa(qa_file))
     factory = rx.SpecFactory(settings, **options)
+    from chunkweave.worker.sources.rebuild import live_unrebuildable, refusal
+
+    gone = live_unrebuildable(settings)  # said before anything starts
     if dry_run:
         plan = rx.dry_run(settings, factory)
         if as_json:
-            echo_json(plan.model_dump(mode="json"))
+            echo_json({**plan.model_dump(mode="json"), "cannot_rebuild": dict(gone)})
         else:
             click.echo("\n".join(plan.lines()))
+            for source, why in gone:
+                click.echo(f"cannot rebuild: {source}: {why}")
         return
+    if gone:
+        raise click.ClickException(refusal(gone))
     state = rx.start(settings, factory, abandon=abandon)
     if no_wait:
         from chunkweave.worker.celery_app import make_app

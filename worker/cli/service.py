@@ -10,25 +10,33 @@ from datetime import UTC, datetime
 import click
 
 from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
+from chunkweave.worker.discovery import Discovery
 from chunkweave.worker.jobs import DocState, JobState
-from chunkweave.worker.runtime import with_running_redis, yield_cpu
+from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings, get_settings
 
 _INSECURE_HELP = "Serve beyond loopback without a token (something else must guard it)."
 
 
-def _service_settings() -> Settings:
-    """Load the settings; with no Redis configured, use a running ``serve``'s, and say so.
+def _discovered() -> Discovery:
+    """Discover the running service (:mod:`..discovery`) and say so in one line on stderr.
 
-    The URL also goes into this process's environment, where the Celery app and any
-    worker child processes read it.
+    What it found (a running ``serve``'s Redis and Weaviate, when none is configured)
+    also goes into this process's environment, where the Celery app and any worker
+    child processes read it.
     """
-    settings, attached = with_running_redis(get_settings())
-    if attached is not None and settings.redis_url is not None:
-        os.environ["CHUNKWEAVE_REDIS_URL"] = settings.redis_url.get_secret_value()
-        get_settings.cache_clear()
-        click.echo(f"using the running `chunkweave serve`'s embedded Redis ({attached})", err=True)
-    return settings
+    from chunkweave.worker.discovery import discover
+
+    found = discover(get_settings())
+    found.export()
+    if (line := found.line()) is not None:
+        click.echo(line, err=True)
+    return found
+
+
+def _service_settings() -> Settings:
+    """Return the settings of :func:`_discovered`."""
+    return _discovered().settings
 
 
 def _producer_settings() -> Settings:
@@ -54,12 +62,26 @@ def _producer_settings() -> Settings:
 @click.option("--loglevel", "-l", default="INFO", show_default=True)
 @friendly_errors
 def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
-    """Run a Celery worker (prefork pool) consuming ingest tasks from Redis."""
-    from chunkweave.worker.celery_app import app
+    """Run a Celery worker (prefork pool) consuming ingest tasks from Redis.
+
+    Without CHUNKWEAVE_REDIS_URL / CHUNKWEAVE_WEAVIATE__URL it uses the Redis and
+    Weaviate of a `chunkweave serve` running on the same data directory; with no
+    Weaviate at all it refuses to start (it could only fail what it takes).
+    """
     from chunkweave.worker.runtime import redis_url
 
-    settings = _service_settings()
-    redis_url(settings)  # fail early and clearly without a broker
+    found = _discovered()
+    settings = found.settings
+    broker = redis_url(settings)  # fail early and clearly without a broker
+    default_factory = Settings.model_fields["pipeline_factory"].default
+    if settings.weaviate.url is None and settings.pipeline_factory == default_factory:
+        # Taking tasks it cannot store would fail every queued document.
+        raise click.ClickException(found.missing("Weaviate"))
+    from chunkweave.worker.celery_app import app
+
+    # The app was built when its module was imported, maybe before the URL was found:
+    # point it at that Redis now, never at Celery's default broker (AMQP on localhost).
+    app.conf.broker_url = broker
     from chunkweave.worker.reindex import ReindexRefusedError, check_embedder
 
     try:

@@ -37,7 +37,12 @@ from chunkweave.storage.protocols import ChunkStore
 from chunkweave.storage.stores import open_store
 from chunkweave.storage.values import DocOutcome, EmbedderIdentity
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
-from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
+from chunkweave.worker.cli.common import (
+    echo_json,
+    friendly_errors,
+    metadata_options,
+    password_option,
+)
 from chunkweave.worker.enqueue import Enqueuer, check_job_tenant, command_line_metadata
 from chunkweave.worker.settings import Settings, get_settings
 
@@ -230,6 +235,7 @@ def _check(
 @click.option("--force", is_flag=True, help="Re-parse even documents the ledger says are current.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
 @metadata_options
+@password_option
 @friendly_errors
 def ingest(
     paths: tuple[str, ...],
@@ -481,7 +487,11 @@ def delete(source: str | None, tenant: str | None) -> None:
 @click.option("--tenant", default=None, help="The tenant's ledger (required when multi-tenant).")
 @friendly_errors
 def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
-    """List the document ledger: doc_id, source, status, chunk count, metadata, error."""
+    """List the document ledger: status, chunk count, doc_id, source, metadata, error.
+
+    The doc_id is what `delete`, `search --filter doc_id=` and /ui/inspect take: a
+    local file's file:// URI, or doc://NAME for a document stored under a name.
+    """
     settings = get_settings()
     wanted = [_ledger_filter(item) for item in filters]
     with weaviate_config(settings) as wcfg:
@@ -502,7 +512,7 @@ def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
     for e in entries:
         error = f"  [{e.error_code}] {e.error}" if e.status == "failed" else ""
         meta = f"  {json.dumps(e.metadata, sort_keys=True)}" if e.metadata else ""
-        click.echo(f"{e.status:6}  {e.chunk_count:6}  {e.source}{meta}{error}")
+        click.echo(f"{e.status:6}  {e.chunk_count:6}  {e.doc_id}  {e.source}{meta}{error}")
     click.echo(f"{len(entries)} documents", err=True)
 
 

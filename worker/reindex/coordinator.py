@@ -27,6 +27,7 @@ from chunkweave.worker.reindex.state import (
     ReindexState,
     load_state,
     reset_stats,
+    resumed,
     save_state,
     vector_stats,
 )
@@ -98,15 +99,9 @@ def start(settings: Settings, spec_for: SpecFactory, *, abandon: bool = False) -
         taken = r.set(lock, target.collection, nx=True, ex=LOCK_TTL_S)
         if not taken and as_text(r.get(lock) or b"") != target.collection:
             raise ReindexRefusedError(f"a reindex of {cfg.collection} is running; one at a time")
-    previous = load_state(r, cfg.collection)
-    state = ReindexState(alias=cfg.collection, target=target.collection, live=live.collection)
-    if (
-        previous is not None
-        and previous.target == target.collection
-        and previous.phase == "building"
-    ):
-        state = previous.model_copy(update={"message": "resumed"})
-    else:
+    state = resumed(load_state(r, cfg.collection), target.collection)
+    if state is None:
+        state = ReindexState(alias=cfg.collection, target=target.collection, live=live.collection)
         reset_stats(r, cfg.collection)
     timings = {**state.timings, "start": round(time.monotonic() - started, 3)}
     return save_state(r, state.model_copy(update={"timings": timings}))

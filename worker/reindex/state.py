@@ -63,6 +63,21 @@ class ReindexState(BaseModel):
         )
 
 
+def resumed(previous: ReindexState | None, target: str) -> ReindexState | None:
+    """Return the state a reindex onto ``target`` goes on from, its counters kept, or None.
+
+    ``target`` is a version still building: a run that stopped (interrupted, or
+    ``incomplete`` or ``refused`` at the end) is taken up again with the documents
+    and vectors it already counted. After an end its jobs are not waited on again.
+    """
+    if previous is None or previous.target != target or previous.phase in ("done", "switched"):
+        return None
+    update: dict[str, object] = {"phase": "building", "message": "resumed", "gate": None}
+    if previous.phase != "building":
+        update["job_ids"] = ()  # their failures are what is being retried
+    return previous.model_copy(update=update)
+
+
 def save_state(r: redis.Redis, state: ReindexState) -> ReindexState:
     """Store ``state`` as the alias's reindex, stamped with the time; return it."""
     state = state.model_copy(update={"updated_at": time.time()})

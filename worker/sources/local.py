@@ -167,6 +167,32 @@ class LocalSource:
         )
 
 
+def refusal(uri: str, settings: Settings) -> str:
+    """Say which check a local source that :meth:`LocalSource.confine` refused fails.
+
+    For callers the operator trusts with the allowed roots (``chunkweave mcp``): the
+    HTTP API answers every refusal alike (:func:`~.base.not_allowed`), so that it tells
+    nothing about what exists where a caller may not look.
+    """
+    roots = settings.source_roots
+    allowed = ", ".join(str(r) for r in roots) or "none configured"
+    path = Path(uri).expanduser()
+    if not path.is_absolute():
+        return f"{uri}: a relative path; give an absolute path under an allowed root ({allowed})"
+    lexical = Path(os.path.normpath(path))
+    resolved = path.resolve()
+    if not any(resolved.is_relative_to(root) for root in roots):
+        if any(lexical.is_relative_to(root) for root in roots):
+            return f"{uri}: a link that leads outside the allowed roots ({allowed})"
+        return (
+            f"{uri}: not under an allowed root ({allowed}); CHUNKWEAVE_SOURCES__ROOTS "
+            "names more (a `serve --watch` folder is allowed in serve's own API only)"
+        )
+    if not resolved.exists():
+        return f"{uri}: no such file or folder (it is under an allowed root)"
+    return f"{uri}: not readable here ({resolved})"
+
+
 log = logging.getLogger(__name__)
 _BATCH_WINDOW_S = 0.5
 _RECONCILE = "__reconcile__"

@@ -22,8 +22,14 @@ import pymupdf
 
 from chunkweave.parsers.elements import Element, table_element
 from chunkweave.parsers.pdf.geometry import BBox, intersects
+from chunkweave.parsers.pdf.tables.cells import DATA_SHARE, is_figure
 from chunkweave.parsers.pdf.tables.sideways import mostly_vertical, sideways_tables
-from chunkweave.parsers.pdf.tables.spans import covering_cells, fill_spans, header_depth
+from chunkweave.parsers.pdf.tables.spans import (
+    covering_cells,
+    fill_spans,
+    header_depth,
+    join_wrapped_header,
+)
 from chunkweave.parsers.pdf.text import clean_text
 
 #: A table whose cells average more characters than this is a text box.
@@ -178,10 +184,12 @@ def _gapped_rows(table: object, words: list) -> int:
 
 
 def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
-    rows_out: list[tuple[str, ...]] = []
-    # Only a grid of very few rows can be a booktabs table with its rows stacked;
-    # in a grid ruled row by row, lines within a row are wrapped cells.
-    stackable = len(table.rows) <= 3  # type: ignore[attr-defined]
+    # A grid of very few rows can be a booktabs table with its rows stacked; in a
+    # grid ruled row by row, lines within a row are wrapped cells, unless the row
+    # is a block of figures on shared lines (a body left without row rules under
+    # a ruled header: :func:`_stacked_rows` tells).
+    few = len(table.rows) <= 3  # type: ignore[attr-defined]
+    parts: list[list[tuple[str, ...]]] = []
     for row in table.rows:  # type: ignore[attr-defined]
         cells: list[list] = []
         for cell in row.cells:
@@ -196,24 +204,28 @@ def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
                     if x0 <= (w[0] + w[2]) / 2 <= x1 and y0 <= (w[1] + w[3]) / 2 <= y1
                 ]
             )
-        if stackable:
-            rows_out.extend(_stacked_rows(cells))
-        else:
-            rows_out.append(tuple(_cell_text(ws) for ws in cells))
-    if stackable:
-        return tuple(rows_out)
-    # One text row per grid row: merged cells' text goes where their spans say.
-    return fill_spans(rows_out, covering_cells(table))
+        split = _stacked_rows(cells, few)
+        parts.append(split if len(split) > 1 else [tuple(_cell_text(ws) for ws in cells)])
+    if few and any(len(p) > 1 for p in parts):
+        return tuple(r for p in parts for r in p)
+    # One text row per grid row: merged cells' text goes where their spans say; a
+    # row split into its lines keeps them.
+    filled = fill_spans([p[0] for p in parts], covering_cells(table))
+    rows = tuple(r for p, f in zip(parts, filled, strict=True) for r in (p if len(p) > 1 else [f]))
+    return join_wrapped_header(rows)
 
 
-def _stacked_rows(cells: list[list]) -> list[tuple[str, ...]]:
+def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
     """Return the text row(s) of one detected row, given each cell's words.
 
     Tables ruled only above and below (booktabs style) come back from
     ``find_tables`` with all data rows stacked in one row. When every filled cell
     has text on each of the row's text lines (and two or more cells are filled),
-    each text line is a row of its own. A cell that wraps while its neighbours do
-    not keeps the row whole.
+    each text line is a row of its own: the sibling columns' lines align. A cell
+    that wraps while its neighbours do not keeps the row whole. In a grid of more
+    rows (``few`` False) a row splits only when it is a block of figures: three
+    lines or more, and most cells after the first figures on every line (labels
+    wrapped in parallel over two lines are one header row).
     """
     tops = sorted({round((w[1] + w[3]) / 2) for ws in cells for w in ws})
     lines: list[float] = []
@@ -231,6 +243,16 @@ def _stacked_rows(cells: list[list]) -> list[tuple[str, ...]]:
         and len(filled) >= 2
         and all({line_of(w) for w in ws} == set(range(len(lines))) for ws in filled)
     )
+    if stacked and not few:
+        values = [ws for ws in cells[1:] if ws]
+        figures = sum(
+            1
+            for ws in values
+            if all(
+                is_figure(_cell_text([w for w in ws if line_of(w) == i])) for i in range(len(lines))
+            )
+        )
+        stacked = len(lines) >= 3 and figures >= max(2, DATA_SHARE * len(values))
     if not stacked:
         return [tuple(_cell_text(ws) for ws in cells)]
     return [

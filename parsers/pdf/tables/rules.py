@@ -77,3 +77,35 @@ def _is_grid(
     rows = sum(n >= 2 for n in h_hits)
     cols = sum(n >= 2 for n in v_hits)
     return (rows >= 3 and cols >= 2) or (rows >= 2 and cols >= 3)
+
+
+#: Collinear rule segments this close (points) are one rule.
+_JOIN = 1.5
+
+
+def horizontal_rules(page: pymupdf.Page) -> list[tuple[float, float, float]]:
+    """Return the page's horizontal rules as ``(x0, x1, y)``, touching segments joined.
+
+    Report generators draw a rule under a spanning header as one segment per column
+    it covers; joined, the rule spans exactly the columns the header covers, and a
+    gap between two rules separates two headers.
+    """
+    segments: list[tuple[float, float, float]] = []
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                if abs(ay - by) < 1 and abs(ax - bx) > 2:
+                    segments.append((min(ax, bx), max(ax, bx), (ay + by) / 2))
+            elif item[0] == "re":
+                r = pymupdf.Rect(item[1])
+                if r.height < 2 and r.width > 2:
+                    segments.append((r.x0, r.x1, (r.y0 + r.y1) / 2))
+    segments.sort(key=lambda s: (round(s[2]), s[0]))
+    out: list[tuple[float, float, float]] = []
+    for x0, x1, y in segments:
+        if out and abs(out[-1][2] - y) < 1 and x0 <= out[-1][1] + _JOIN:
+            out[-1] = (out[-1][0], max(out[-1][1], x1), out[-1][2])
+        else:
+            out.append((x0, x1, y))
+    return out

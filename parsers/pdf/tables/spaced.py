@@ -59,6 +59,8 @@ from chunkweave.parsers.pdf.tables.grid import (
     visual_rows,
 )
 from chunkweave.parsers.pdf.tables.headers import header_rows, leading_headers
+from chunkweave.parsers.pdf.tables.rules import horizontal_rules
+from chunkweave.parsers.pdf.tables.spanning import Rule, header_grid
 from chunkweave.parsers.pdf.text import Line
 
 #: Consecutive table rows are at most this many line heights apart.
@@ -76,7 +78,7 @@ def find_spaced_tables(page: pymupdf.Page, lines: Sequence[Line], page_no: int) 
     if not hides_columns(lines):
         return []
     pieces = split_at_gaps(page, lines)
-    tables = tables_of(visual_rows(pieces), page_no)
+    tables = tables_of(visual_rows(pieces), page_no, horizontal_rules(page))
     # Word tables set in columns of separately placed words (function names,
     # options, format letters in a manual): the grid detector on the pieces.
     rest = outside(pieces, boxes_of(tables))
@@ -94,8 +96,12 @@ def _cut_table(table: Element, lines: Sequence[Line]) -> bool:
     return any(may_hide(ln) for ln in lines if centre_inside(ln.bbox, box))
 
 
-def tables_of(rows: list[list[Line]], page_no: int) -> list[Element]:
-    """Return the tables of figures among visual ``rows`` of pieces (``order`` 0)."""
+def tables_of(rows: list[list[Line]], page_no: int, rules: Sequence[Rule] = ()) -> list[Element]:
+    """Return the tables of figures among visual ``rows`` of pieces (``order`` 0).
+
+    ``rules`` are the page's horizontal rules (:func:`~.rules.horizontal_rules`),
+    which tell the columns a header label spans (:mod:`.spanning`).
+    """
     tables: list[Element] = []
     data = [is_data_row(r) for r in rows]
     start = floor = 0
@@ -105,7 +111,7 @@ def tables_of(rows: list[list[Line]], page_no: int) -> list[Element]:
             # No body starts at any row of this run: go on after it.
             start = max(start + 1, resume)
             continue
-        table = _table(rows, start, end, page_no, floor)
+        table = _table(rows, start, end, page_no, floor, rules)
         if table is not None:
             tables.append(table)
             floor = end
@@ -187,11 +193,18 @@ def _continuation(row: list[Line], first: list[Line]) -> bool:
 
 
 def _table(
-    rows: list[list[Line]], start: int, end: int, page_no: int, floor: int = 0
+    rows: list[list[Line]],
+    start: int,
+    end: int,
+    page_no: int,
+    floor: int = 0,
+    rules: Sequence[Rule] = (),
 ) -> Element | None:
     """Build the table whose body runs from ``rows[start]`` to ``end``.
 
-    Rows above ``floor`` belong to the table before it.
+    Rows above ``floor`` belong to the table before it. The header's lines are
+    laid out by :func:`~.spanning.header_grid` (wrapped labels joined, spanning
+    labels over their columns).
     """
     body = rows[start:end]
     data = [r for r in body if is_data_row(r) or (is_rule_row(r) and len(r) >= 2)]
@@ -208,9 +221,11 @@ def _table(
     ):
         start -= 1
     n_head = header_rows(rows, start, cols)
-    grid: list[list[str]] = []
-    pieces: list[Line] = []
-    for row in rows[start - n_head : end]:
+    head = [r for r in rows[start - n_head : start] if not is_rule_row(r)]
+    grid = header_grid(head, cols, rules)
+    n_head = len(grid)
+    pieces: list[Line] = [ln for r in head for ln in r]
+    for row in rows[start:end]:
         if is_rule_row(row):
             continue
         cells = [""] * len(cols)

@@ -7,7 +7,9 @@ GMC" over five rows) leaves four rows without their key, and a header spanning
 columns ("Modern method" over seven) leaves six columns without it. So:
 
 - a position covered from above in its own column (a row span) gets the merged
-  cell's text, in every row;
+  cell's text, in every row, unless that text is a figure: a quantity spanning
+  rows is one value for the rows together ("8" halt stations over two states, which
+  the total counts once), and repeating it would count it once per row;
 - a position of the first row covered from its left (a column span of the header)
   gets it too, unless one merged cell spans that whole row (a title, not labels);
 - other column spans (a group label drawn across a data row) keep their text in
@@ -21,6 +23,8 @@ first row's other labels reaching down through that second row.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from chunkweave.parsers.pdf.tables.cells import is_figure
 
 Position = tuple[int, int]
 
@@ -78,7 +82,7 @@ def fill_spans(
     for (r, c), (q, k) in sorted(owners.items()):
         if r >= len(out) or c >= len(out[r]) or out[r][c] or q >= len(out) or k >= len(out[q]):
             continue
-        row_span = k == c and q < r
+        row_span = k == c and q < r and not is_figure(out[q][k])
         header_span = r == 0 and q == 0 and not title
         if row_span or header_span:
             out[r][c] = out[q][k]
@@ -108,3 +112,59 @@ def header_depth(owners: dict[Position, Position], n_rows: int, n_cols: int) -> 
         if not spans_down and c not in grouped:
             return 1
     return 2
+
+
+def join_wrapped_header(rows: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], ...]:
+    """Return ``rows`` with a header label wrapped around a centred sibling joined.
+
+    ``find_tables`` may cut a header into one grid row per text line where no rule
+    parts them: "Read &" and "Write" land two rows apart with "Illiterate",
+    centred beside them, in the row between. Among the leading rows (before the
+    first with two figures), a run of rows is one row when some column's label
+    resumes after a row where only its siblings have text, no column has text in
+    two consecutive rows of the run, and no row of it repeats a spanning label.
+    """
+    out = [tuple(r) for r in rows]
+    zone = 0
+    while zone < len(out) and sum(1 for c in out[zone] if is_figure(c)) < 2:
+        zone += 1
+    i = 0
+    while i < zone:
+        j = _wrapped_run(out, i, zone)
+        if j is None:
+            i += 1
+            continue
+        # Rows below repeating the run's last texts (a row span filled) join it too.
+        while j + 1 < zone and all(
+            not t or (c < len(out[j]) and out[j][c] == t) for c, t in enumerate(out[j + 1])
+        ):
+            j += 1
+        width = max(len(r) for r in out[i : j + 1])
+        joined = tuple(
+            " ".join(dict.fromkeys(r[c] for r in out[i : j + 1] if c < len(r) and r[c]))
+            for c in range(width)
+        )
+        out[i : j + 1] = [joined]
+        zone -= j - i
+        i += 1
+    return tuple(out)
+
+
+def _wrapped_run(rows: list[tuple[str, ...]], i: int, zone: int) -> int | None:
+    """Return the last row of a wrapped header run starting at ``rows[i]``, or None."""
+
+    def spanned(r: tuple[str, ...]) -> bool:
+        filled = [c for c in r if c]
+        return len(filled) != len(set(filled))
+
+    for j in range(i + 2, zone):
+        run = rows[i : j + 1]
+        if any(spanned(r) for r in run):
+            return None
+        width = max(len(r) for r in run)
+        cols = [[k for k, r in enumerate(run) if c < len(r) and r[c]] for c in range(width)]
+        if any(b - a == 1 for ks in cols for a, b in zip(ks, ks[1:], strict=False)):
+            return None
+        if any(len(ks) >= 2 for ks in cols):
+            return j
+    return None

@@ -138,7 +138,23 @@ def server_env(
     return env
 
 
-def _is_ready(url: str) -> bool:
+def recorded_server(data_dir: Path) -> tuple[Ports, str] | None:
+    """Return the ports and API key recorded in ``DATA_DIR/server.json``, or None.
+
+    The record is written by the process that started the server and removed when it
+    stops it; one left by a process that died names a server that no longer answers
+    (check with :func:`is_ready`).
+    """
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
+        info = json.loads((Path(data_dir) / "server.json").read_text())
+        info.pop("pid", None)
+        api_key = str(info.pop("api_key"))
+        return Ports(**info), api_key
+    return None
+
+
+def is_ready(url: str) -> bool:
+    """Tell whether the Weaviate at ``url`` answers ``/v1/.well-known/ready`` (2 s at most)."""
     with (
         contextlib.suppress(urllib.error.URLError, OSError),
         urllib.request.urlopen(f"{url}/v1/.well-known/ready", timeout=2) as resp,
@@ -252,14 +268,10 @@ class LocalWeaviate(ServerProcess):
         # Another process owns this data directory: wait for its server.json and
         # readiness (it may still be starting), then use that server.
         deadline = time.monotonic() + self.ready_timeout_s
-        record = self.data_dir / "server.json"
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                info = json.loads(record.read_text())
-                info.pop("pid", None)
-                api_key = info.pop("api_key")
-                ports = Ports(**info)
-                if _is_ready(f"http://127.0.0.1:{ports.http}"):
+            if (found := recorded_server(self.data_dir)) is not None:
+                ports, api_key = found
+                if is_ready(f"http://127.0.0.1:{ports.http}"):
                     self._ports = ports
                     self._keys = Secrets(api_key, "")
                     self.attached = True
@@ -287,7 +299,7 @@ class LocalWeaviate(ServerProcess):
         args = [str(binary), "--scheme", "http", "--host", "127.0.0.1", "--port"]
         self._start(
             [*args, str(self.ports.http)],
-            lambda: _is_ready(self.url),
+            lambda: is_ready(self.url),
             name=f"Weaviate at {self.url}",
             log=self.log_path,
             timeout_s=self.ready_timeout_s,
