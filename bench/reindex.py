@@ -29,7 +29,7 @@ from pathlib import Path
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
-from chunkweave.storage.ingest import open_pipeline
+from chunkweave.storage.pipeline.conductor import open_pipeline
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.tasks.reindex import open_reindexer

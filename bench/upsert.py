@@ -68,7 +68,7 @@ from weaviate.classes.query import Filter
 
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.config import WeaviateConfig
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.schema import (

@@ -39,8 +39,13 @@ class Budget:
     tables: Tables = field(init=False)
 
     def __post_init__(self) -> None:
-        """Start the run's tables on the same meter."""
-        self.tables = Tables(self.meter, self.opts.table_embed)
+        """Start the run's tables on the same meter.
+
+        A table piece's stored text gets what the embedder reads of a text alone (no
+        context line); what it embeds gets :meth:`hard`.
+        """
+        text_limit = max(self.max_tokens - self.meter.base, 1)
+        self.tables = Tables(self.meter, self.opts.table_embed, text_limit)
 
     @property
     def max_tokens(self) -> int:

@@ -3,7 +3,10 @@
 The context line is ``Title > Section > Subsection`` (the document title, then the
 chunk's heading path without repeating the title), and for table chunks the
 table's caption on a second line when the chunk text does not already start with
-it. Nothing is paraphrased or generated: every word comes from the document.
+it and the path does not already end with it (a table captioned by the heading
+over it). So a table chunk's embed text says which section and which table it is
+from, in every piece of the table. Nothing is paraphrased or generated: every word
+comes from the document.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ def context_lines(
         if not parts or parts[0] != clean_title:
             parts.insert(0, clean_title)
     lines = [SEPARATOR.join(parts)] if parts else []
-    if caption:
+    if caption and (not parts or parts[-1] != " ".join(caption.split())):
         lines.append(caption)
     return lines
 

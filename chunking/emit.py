@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 from chunkweave.chunking.budget import Budget, common_path
 from chunkweave.chunking.ids import content_key, sha1_hex
 from chunkweave.chunking.models import ChunkType
+from chunkweave.chunking.row_groups import split_part
 from chunkweave.chunking.split import split_piece, split_span
-from chunkweave.chunking.tables import split_part
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft, Piece, TablePart
 

@@ -125,7 +125,7 @@ class ChunkOptions(SectionOptions, WindowOptions, SemanticOptions):
     ``table_embed`` says what a table chunk's ``embed_text`` holds after the context
     line (heading path, caption): ``text``, its stored text (the ``table_format``
     rendering); ``rows``, one line per row, ``Column: value; Column: value``
-    (:func:`chunkweave.chunking.tables.row_lines`); ``both``, the stored text then
+    (:func:`chunkweave.chunking.table_rows.row_lines`); ``both``, the stored text then
     the rows. ``text`` stays Markdown (or HTML) whatever this says. ``rows`` is the
     default: it ranked table cells best in ``chunkweave eval`` (issue 26).
     """

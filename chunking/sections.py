@@ -18,7 +18,7 @@ citation* the same way, so an app normalises its query with it too:
 The list schemes the parser also nests by ("(1)", "a)", "一、", "①", "가.") number
 items inside a section, not the section: they are never a section number, and the
 heading above them supplies it. Which headings are numbered at all is the parser's
-call (:mod:`chunkweave.parsers.pdf.headings.numbering`); this module adds the
+call (:func:`chunkweave.parsers.numbering_scheme`); this module adds the
 legal labels ("§", "Article") that do not set a heading level there.
 """
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+
+from chunkweave.parsers.api import numbering_scheme
 
 _NUMBER = r"\d{1,3}(?:\.\d{1,3}){0,6}"
 # Legal labels the parser does not level by: the section sign and articles.
@@ -117,10 +119,6 @@ def _legal(text: str) -> str | None:
 
 
 def _numbered(text: str) -> str | None:
-    # Imported here: the parser's package loads PyMuPDF, which chunking's importers
-    # (the API, ``chunkweave search``) need not pay for; chunks follow a parse anyway.
-    from chunkweave.parsers.pdf.headings.numbering import numbering_scheme
-
     scheme = numbering_scheme(text)
     if scheme is None:
         return None

@@ -1,14 +1,15 @@
 """The table contract, shared by every strategy.
 
 A table is one chunk when it fits the budget; otherwise it is split into groups of
-consecutive data rows, each repeating the header row(s). The caption is part of the
-first piece's text and of every piece's embed text (see :mod:`chunkweave.chunking.context`).
-Table chunks never contain prose.
+consecutive data rows, each repeating the header row(s) (:mod:`chunkweave.chunking.row_groups`).
+The caption is part of the first piece's text and of every piece's embed text (see
+:mod:`chunkweave.chunking.context`). Table chunks never contain prose.
 
 What a piece embeds after its context line is ``ChunkOptions.table_embed``: its
 stored text (Markdown or HTML), its rows serialised one per line as
-``Column: value; Column: value`` (:func:`row_lines`), or both. A piece is sized so
-that both its stored text and its embed text fit.
+``Column: value; Column: value`` (:mod:`chunkweave.chunking.table_rows`), or both. A
+piece is sized so that its embed text fits the embedder's limit and its stored text
+alone would too: each as large as that allows, never one row when more fit.
 
 Row groups never cut a row. Only a single data row that alone (with the header
 rows and caption) exceeds the hard limit is cut between words, by
@@ -21,168 +22,17 @@ is derived once per chunking run, by that run's :class:`Tables`.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from chunkweave.chunking.context import context_lines
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import TableEmbed, TableFormat
+from chunkweave.chunking.row_groups import row_groups
+from chunkweave.chunking.table_rows import join_rows, row_lines
 from chunkweave.chunking.tokens import Meter
 from chunkweave.chunking.units import Draft, TablePart, TableUnit, Unit
 from chunkweave.parsers.elements import html_rows, markdown_lines, table_text, table_to_markdown
-
-
-def balanced_row_groups(costs: Sequence[int], rooms: tuple[int, int]) -> list[int]:
-    """Return the first row index of each row group, as even in size as possible.
-
-    ``costs`` are the data rows' token costs; ``rooms`` the tokens of data rows the
-    first and every later group may hold. Greedy filling gives the fewest groups
-    but can leave a runt (two rows of a twenty-row table) whose embedding is mostly
-    the repeated header; instead, the per-group cap is lowered as far as it goes
-    without needing more groups than greedy filling, so the groups come out even.
-    A row costlier than its room still gets a group of its own (cut later).
-    """
-    fewest = _greedy_starts(costs, rooms, cap=max(rooms))
-    # No group holds more than the cap, so the cap is at least the average group.
-    low = max(max(costs, default=0), -(-sum(costs) // len(fewest)))
-    high = max(rooms)
-    while low < high:
-        middle = (low + high) // 2
-        if len(_greedy_starts(costs, rooms, cap=middle, most=len(fewest))) <= len(fewest):
-            high = middle
-        else:
-            low = middle + 1
-    return _greedy_starts(costs, rooms, cap=low) if low < max(rooms) else fewest
-
-
-def _greedy_starts(
-    costs: Sequence[int], rooms: tuple[int, int], cap: int, most: int | None = None
-) -> list[int]:
-    """Return each group's first row index, filling groups greedily under ``cap``.
-
-    With ``most``, stop at the first group beyond ``most`` (the binary search in
-    :func:`balanced_row_groups` only asks whether a cap fits in so many groups).
-    """
-    starts = [0]
-    used = 0
-    room = min(rooms[0], cap)  # the first group's room; later groups get rooms[1]
-    for index, cost in enumerate(costs):
-        if index > starts[-1] and used + cost > room:
-            starts.append(index)
-            if most is not None and len(starts) > most:
-                return starts
-            used = 0
-            room = min(rooms[1], cap)
-        used += cost
-    return starts
-
-
-#: Between a column's label and its value, and between the cells of a serialised row.
-LABEL_SEPARATOR = ": "
-CELL_SEPARATOR = "; "
-
-
-def _one_line(cell: str) -> str:
-    return " ".join(cell.split())
-
-
-#: A cell drawn with rule characters only ("------", "====="): a ruling, not a value.
-_RULE_CELL = re.compile(r"^[-=_–—~+|.:\s]{3,}$")
-
-
-def _value(cell: str) -> str:
-    """Return the cell on one line, or "" when it is only a drawn rule."""
-    text = _one_line(cell)
-    return "" if _RULE_CELL.match(text) else text
-
-
-def column_labels(rows: Sequence[Sequence[str]], header_rows: int) -> tuple[str, ...]:
-    """Return each column's label: its header cells, distinct, joined with `` / ``.
-
-    As the Markdown header line joins several header rows (a spanning "2011-12" over
-    "Men" gives "2011-12 / Men"). Empty labels for a table without header rows.
-    """
-    width = max((len(r) for r in rows), default=0)
-    labels: list[str] = []
-    for col in range(width):
-        parts: list[str] = []
-        for row in rows[:header_rows]:
-            cell = _one_line(row[col]) if col < len(row) else ""
-            if cell and cell not in parts:
-                parts.append(cell)
-        labels.append(" / ".join(parts))
-    return tuple(labels)
-
-
-def row_line(labels: Sequence[str], row: Sequence[str]) -> str:
-    """Serialise one data row as ``Label: value; Label: value`` (empty cells left out).
-
-    Cells that are only a drawn rule ("------" under a header) count as empty.
-
-    A cell under an empty label is its value alone. Without any labels (a table with
-    no header rows) the row's first filled cell is the label of the rest
-    (``key: value; value``), as in a two-column key/value table.
-    """
-    cells = [_value(c) for c in row]
-    if not any(labels):
-        filled = [c for c in cells if c]
-        if len(filled) < 2:
-            return "".join(filled)
-        return filled[0] + LABEL_SEPARATOR + CELL_SEPARATOR.join(filled[1:])
-    parts = []
-    for col, cell in enumerate(cells):
-        if not cell:
-            continue
-        label = labels[col] if col < len(labels) else ""
-        parts.append(f"{label}{LABEL_SEPARATOR}{cell}" if label and label != cell else cell)
-    return CELL_SEPARATOR.join(parts)
-
-
-def row_lines(rows: Sequence[Sequence[str]], header_rows: int) -> tuple[str, ...]:
-    """Return one :func:`row_line` per data row (after the ``header_rows``), in order.
-
-    An empty row gives an empty line (kept, so line ``i`` is data row ``i``). A table
-    with no header rows whose first row reads as one (:func:`_header_like`) takes
-    its labels from that row, as its Markdown does; that row is then serialised
-    plainly, its cells joined.
-    """
-    labels = column_labels(rows, header_rows)
-    if not header_rows and rows and _header_like(rows[0]):
-        labels = column_labels(rows, 1)
-        first = CELL_SEPARATOR.join(_one_line(c) for c in rows[0])
-        return (first, *(row_line(labels, row) for row in rows[1:]))
-    return tuple(row_line(labels, row) for row in rows[header_rows:])
-
-
-_NUMERIC = re.compile(r"^[\W\d_]*\d[\W\d_]*$")
-
-
-def _header_like(row: Sequence[str]) -> bool:
-    """Tell whether an unlabelled first row reads as column labels.
-
-    Three or more cells, every one filled and none a number or mark: a two-column
-    table without a header is a key/value list (see :func:`row_line`).
-    """
-    cells = [_one_line(c) for c in row]
-    return len(cells) >= 3 and all(
-        c and not _NUMERIC.match(c) and any(ch.isalpha() for ch in c) for c in cells
-    )
-
-
-def _join_rows(lines: Sequence[str]) -> str:
-    return "\n".join(line for line in lines if line)
-
-
-def split_part(part: TablePart) -> tuple[TablePart, TablePart] | None:
-    """Halve a table part's row range (``None`` for a single row: unsplittable)."""
-    if part.row_end - part.row_start <= 1:
-        return None
-    middle = (part.row_start + part.row_end) // 2
-    return (
-        TablePart(part.table, part.row_start, middle, first=part.first, whole=False),
-        TablePart(part.table, middle, part.row_end, first=False, whole=False),
-    )
 
 
 def _with_caption(part: TablePart, body: str) -> str:
@@ -272,10 +122,17 @@ class Tables:
     values, so an identity is never reused within the run). Costs use ``meter``.
     """
 
-    def __init__(self, meter: Meter, embed: TableEmbed = "text") -> None:
-        """Start a run's tables, costed with ``meter``; pieces embed ``embed``."""
+    def __init__(
+        self, meter: Meter, embed: TableEmbed = "text", text_limit: int | None = None
+    ) -> None:
+        """Start a run's tables, costed with ``meter``; pieces embed ``embed``.
+
+        ``text_limit``: most tokens of a piece's stored text (by default, no more
+        than the ``budget`` :meth:`drafts` is given for the embed text).
+        """
         self.meter = meter
         self.embed = embed
+        self.text_limit = text_limit
         self._memos: dict[int, tuple[TableUnit, _Memo]] = {}
 
     def _memo(self, unit: TableUnit) -> _Memo:
@@ -296,28 +153,34 @@ class Tables:
         return memo.table_id
 
     def drafts(self, unit: TableUnit, budget: int, fmt: TableFormat) -> Iterator[Draft]:
-        """Yield the drafts of one table: whole if it fits ``budget``, else row groups.
+        """Yield the drafts of one table: whole if it fits, else row groups.
 
-        ``budget`` is the token allowance for the chunk text (the caller has already
-        taken off the context line and caption). Yields nothing for a table with no
-        rows.
+        ``budget`` is the token allowance for what a piece embeds after its context
+        line (the caller has taken off the context line, caption included); the
+        stored text gets ``text_limit`` (caption included). Row groups are as large
+        as both allow (:func:`~chunkweave.chunking.row_groups.row_groups`). Yields
+        nothing for a table with no rows.
         """
         if not unit.rows:
             return
-        meter = self.meter
         data_count = len(unit.rows) - unit.header_rows
         whole = TablePart(unit, 0, data_count, first=True, whole=True)
-        if data_count <= 1 or self.size_cost(whole, fmt) <= budget:
+        text_limit = budget if self.text_limit is None else self.text_limit
+        if data_count <= 1 or (
+            self.fit_cost(whole, fmt) <= budget and self.part_cost(whole, fmt) <= text_limit
+        ):
             yield Draft(part=whole)
             return
-        # Each data row is costed as it is rendered in the stored text (exact when the
-        # counter is additive and parts are selections of the lines; else an estimate,
-        # and a piece that turns out too large is halved later).
-        fixed, costs = self._sizing_costs(unit, fmt)
-        caption_cost = meter.cost(unit.caption) if unit.caption else 0
-        # First room: data-row tokens a piece can hold (the first piece also holds the caption).
-        rooms = (budget - fixed - caption_cost, budget - fixed)
-        starts = balanced_row_groups(costs, rooms)
+        # Each data row is costed as it is rendered (exact when the counter is
+        # additive and parts are selections of the lines; else an estimate, and a
+        # piece that turns out too large is halved later).
+        fixed, text_costs = self._line_costs(unit, self.lines(unit, fmt))
+        caption = self.meter.cost(unit.caption) if unit.caption else 0
+        embed_fixed, embed_costs = self._embed_costs(unit, fmt)
+        costs = list(zip(embed_costs, text_costs, strict=True))
+        text_room = text_limit - fixed
+        first = (budget - embed_fixed, text_room - caption)
+        starts = row_groups(costs, first, (budget - embed_fixed, text_room))
         for start, end in zip(starts, [*starts[1:], data_count], strict=True):
             yield Draft(part=TablePart(unit, start, end, first=start == 0, whole=False))
 
@@ -402,7 +265,7 @@ class Tables:
         """Return what the part embeds after its context line (see ``table_embed``)."""
         if self.embed == "text":
             return self.part_text(part, fmt)
-        rows = _join_rows(self.row_texts(part.table)[part.row_start : part.row_end])
+        rows = join_rows(self.row_texts(part.table)[part.row_start : part.row_end])
         if self.embed == "rows":
             return rows
         return f"{self.part_text(part, fmt)}\n{rows}" if rows else self.part_text(part, fmt)
@@ -416,24 +279,27 @@ class Tables:
         rows = sum(self._row_costs(part.table)[part.row_start : part.row_end])
         return rows if self.embed == "rows" else rows + self.part_cost(part, fmt)
 
-    def size_cost(self, part: TablePart, fmt: TableFormat) -> int:
-        """Tokens the part needs: the larger of its stored text and its embed body."""
-        if self.embed == "text":
-            return self.part_cost(part, fmt)
-        return max(self.part_cost(part, fmt), self.embed_cost(part, fmt))
+    def fit_cost(self, part: TablePart, fmt: TableFormat) -> int:
+        """Tokens of :meth:`embed_body` beyond a context line that names the caption.
 
-    def _sizing_costs(self, unit: TableUnit, fmt: TableFormat) -> tuple[int, tuple[int, ...]]:
-        """Return the fixed and per-data-row costs that row groups are sized with.
-
-        Per row, the larger of its cost in the stored text and in the embed body
-        (which, with ``both``, holds the stored text's line too).
+        A first piece's body that opens with the caption (``text``, ``both``) has
+        the caption dropped from its context line (see
+        :func:`~chunkweave.chunking.context.build_embed_text`): it is not paid twice.
         """
+        cost = self.embed_cost(part, fmt)
+        caption = part.table.caption
+        if part.first and caption and self.embed != "rows":
+            cost -= self.meter.cost(caption)
+        return cost
+
+    def _embed_costs(self, unit: TableUnit, fmt: TableFormat) -> tuple[int, tuple[int, ...]]:
+        """Return the fixed and per-data-row costs of what a piece embeds."""
         fixed, costs = self._line_costs(unit, self.lines(unit, fmt))
         if self.embed == "text":
             return fixed, costs
         rows = self._row_costs(unit)
         if self.embed == "rows":
-            return fixed, tuple(max(a, b) for a, b in zip(costs, rows, strict=True))
+            return 0, rows
         return fixed, tuple(a + b for a, b in zip(costs, rows, strict=True))
 
     def prefill(self, units: Iterable[Unit], fmt: TableFormat, title: str | None) -> None:

@@ -133,9 +133,11 @@ def iter_units(
     attached = {c.order for c in captions.values()}
     section = 0
     for el in items:
-        if attached and el.order in attached:
-            continue
         kind = el.type
+        if attached and el.order in attached:
+            if kind in HEADING_TYPES and starts_section(el):
+                section += 1  # a heading that captions a table still opens its section
+            continue
         if starts_section(el):
             section += 1
         if kind == "table":
@@ -193,12 +195,15 @@ def fold_heading_only_sections(units: list[Unit]) -> list[Unit]:
 def table_captions(items: list[Element]) -> dict[int, Element]:
     """Map a table's ``order`` to the element that travels with it as its caption.
 
-    That is the parser-linked caption (``ref``); failing one, a *title line*
-    directly before the table in the same section: a single line with letters, of
-    at most :data:`MAX_TITLE_WORDS` words and :data:`MAX_TITLE_CHARS` characters,
-    such as "A non-uniform table with vertical spans" (documents without caption
-    styles title tables with a plain paragraph, and alone it would be a near-empty
-    chunk far from its table).
+    That is the parser-linked caption (``ref``: a caption, or a heading set as the
+    table's caption, whose text then travels with the table while it still opens
+    its section); failing one, a *title line* directly before the table in the same
+    section: a single line with letters, of at most :data:`MAX_TITLE_WORDS` words
+    and :data:`MAX_TITLE_CHARS` characters, such as "A non-uniform table with
+    vertical spans" (documents without caption styles title tables with a plain
+    paragraph, and alone it would be a near-empty chunk far from its table). With
+    coordinates, a title line is on the table's page and above it: a line ending
+    the page before ("See notes at end of table.") is the last table's note.
     ``items`` are the elements chunking keeps, in reading order.
     """
     # One pass finds the tables (most documents have few or none) and the captions.
@@ -208,7 +213,7 @@ def table_captions(items: list[Element]) -> dict[int, Element]:
         kind = e.type
         if kind == "table":
             tables.append(index)
-        elif kind == "caption":
+        elif kind == "caption" or (e.ref is not None and kind in HEADING_TYPES):
             caption_items.append(e)
     if not tables:
         return {}
@@ -224,6 +229,7 @@ def table_captions(items: list[Element]) -> dict[int, Element]:
             and before.order not in linked
             and _is_title_line(before)
             and before.heading_path == table.heading_path
+            and _above(before, table)
         ):
             captions[table.order] = before
     return captions
@@ -239,6 +245,15 @@ def _is_title_line(el: Element) -> bool:
         and len(text) <= MAX_TITLE_CHARS
         and any(ch.isalpha() for ch in text)
     )
+
+
+def _above(el: Element, table: Element) -> bool:
+    """Tell whether ``el`` sits above ``table`` on its page (True without coordinates)."""
+    if el.page is None or table.page is None:
+        return True
+    if el.page != table.page:
+        return False
+    return el.bbox is None or table.bbox is None or el.bbox[3] <= table.bbox[1] + 1.0
 
 
 def _table_unit(el: Element, caption: Element | None, section: int) -> TableUnit:

@@ -9,9 +9,8 @@ The tree (codes in brackets; an error with no code of its own is ``internal``)::
     ChunkweaveError [internal]
     ├── TransientError: try again later; the worker retries it, then records its code
     │   ├── StoreUnavailableError [store_unavailable]            (also a StoreError)
-    │   ├── EmbeddingServiceUnavailableError [embedder_unavailable]
-    │   │                                          (also an EmbeddingServiceError)
-    │   └── TransientOutcomeError [the outcome's code]             (worker/tasks/base.py)
+    │   └── EmbeddingServiceUnavailableError [embedder_unavailable]
+    │                                              (also an EmbeddingServiceError)
     ├── ParseError [parse_error]: the document itself              (parsers/errors.py)
     │   ├── UnsupportedFormatError [unsupported_format]
     │   ├── EncryptedDocumentError [encrypted]
@@ -59,6 +58,9 @@ class ErrorCode(StrEnum):
     ENCRYPTED = "encrypted"
     CORRUPT = "corrupt"
     EMPTY = "empty"
+    #: the text layer is glyph codes, not language (fonts without Unicode maps), and
+    #: OCR could not read the pages instead
+    UNREADABLE_TEXT = "unreadable_text"
     TOO_LARGE = "too_large"
     UNSAFE = "unsafe"
     PARSER_UNAVAILABLE = "parser_unavailable"

@@ -1,11 +1,20 @@
-"""Dispatch: check the file, detect the format from the bytes, call that format's parser."""
+"""Dispatch: check the file, detect the format from the bytes, call that format's parser.
+
+Besides :func:`parse_document`, what the layers above may ask of a file before or
+beside parsing it, without reaching into a backend: :func:`page_count` (planning a
+fan-out), :func:`calibration_report` (``parse --explain``), :func:`numbering_scheme`
+(section numbers), :func:`warm_up` (load the default backends before a fork). Page
+images are :mod:`chunkweave.parsers.page_images`'s.
+"""
 
 from __future__ import annotations
 
 import os
 import pkgutil
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chunkweave.parsers.detect import detect_format
 from chunkweave.parsers.document import DocFormat, ParsedDocument, ParseOptions, ParserName
@@ -15,6 +24,9 @@ from chunkweave.parsers.errors import (
     TooLargeError,
     UnsupportedFormatError,
 )
+
+if TYPE_CHECKING:
+    from chunkweave.parsers.pdf.calibrate import RouteExplanation
 
 Backend = Callable[[Path, ParseOptions], ParsedDocument]
 
@@ -77,3 +89,46 @@ def _check_file(path: Path, opts: ParseOptions) -> None:
         raise TooLargeError(str(path), f"{st.st_size} bytes (limit {opts.max_bytes})")
     if st.st_size == 0:
         raise EmptyDocumentError(str(path), "the file is empty (0 bytes)")
+
+
+def page_count(path: str | Path) -> int | None:
+    """Pages of a PDF (cheap: reads the page tree only), or None if not a readable PDF.
+
+    For planning work before parsing (the worker's fan-out); :func:`parse_document`
+    reports a broken file with a typed error.
+    """
+    from chunkweave.parsers.pdf import page_count as pdf_page_count
+
+    return pdf_page_count(Path(path))
+
+
+def calibration_report() -> AbstractContextManager[list[RouteExplanation]]:
+    """Collect, inside the block, why each page of every PDF parsed took its route.
+
+    The list it yields fills with one ``RouteExplanation`` per PDF parsed in the
+    block (``explanation.lines()`` renders it); DOCX files add none.
+    """
+    from chunkweave.parsers.pdf.calibrate import recorded_routes
+
+    return recorded_routes()
+
+
+def numbering_scheme(text: str) -> str | None:
+    """Name the numbering scheme of a heading's leading number (``dec2``, ``alpha``...), or None.
+
+    The PDF heading rules' own classification: section numbers in chunks agree with
+    the headings the parser found.
+    """
+    from chunkweave.parsers.pdf.headings.numbering import numbering_scheme as scheme
+
+    return scheme(text)
+
+
+def warm_up() -> None:
+    """Import the default backends now (PyMuPDF's first import takes seconds).
+
+    A worker calls it in its parent process before forking, so no task pays that
+    import against its time limit.
+    """
+    pkgutil.resolve_name(_PYMUPDF)
+    pkgutil.resolve_name(_DOCX)

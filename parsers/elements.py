@@ -55,7 +55,9 @@ class Element(BaseModel):
       rows are header rows (tables only).
     - ``order``: 0-based index in the document's reading order, unique and increasing.
     - ``ref``: for captions, the ``order`` of the table or figure they describe
-      (linked by adjacency: the nearest table/figure directly before or after).
+      (linked by adjacency: the nearest table/figure directly before or after); for
+      a heading that is also a table's caption ("Table 3. ..." set as a heading),
+      that table's ``order``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -20,6 +20,7 @@ __all__ = [
     "ParserUnavailableError",
     "TooLargeError",
     "UnsafeDocumentError",
+    "UnreadableTextError",
     "UnsupportedFormatError",
 ]
 
@@ -57,6 +58,12 @@ class EmptyDocumentError(ParseError):
     """The file is empty or holds no extractable content at all."""
 
     code = ErrorCode.EMPTY
+
+
+class UnreadableTextError(ParseError):
+    """The text layer is not language (glyph codes, private-use characters) and OCR failed."""
+
+    code = ErrorCode.UNREADABLE_TEXT
 
 
 class TooLargeError(ParseError):

@@ -19,9 +19,10 @@ def join_parts(docs: list[ParsedDocument], *, source: str) -> ParsedDocument:
     """
     first = docs[0]
     # Caption links (``ref``) point at part-local orders: clear them so finalize
-    # relinks every caption against the document-wide numbering.
+    # relinks every caption (and every heading that captions a table) against the
+    # document-wide numbering.
     stream: Iterator[Element] = (
-        el.model_copy(update={"ref": None}) if el.type == "caption" else el
+        el.model_copy(update={"ref": None}) if el.ref is not None else el
         for doc in docs
         for el in doc.elements
     )

@@ -24,8 +24,11 @@ from chunkweave.storage.values import (
 if TYPE_CHECKING:
     from chunkweave.chunking.models import Chunk
     from chunkweave.parsers.document import ParsedDocument
+    from chunkweave.parsers.errors import ErrorCode
+    from chunkweave.storage.embedders.base import Embedder
     from chunkweave.storage.filters import SearchRequest
     from chunkweave.storage.hits import Hit
+    from chunkweave.storage.pipeline.check import DocumentCheck
     from chunkweave.storage.timing import StageTimer
 
 
@@ -138,6 +141,14 @@ class ChunkStore(Protocol):
         """Return the document ledger kept next to the chunks (same connection)."""
         ...
 
+    def stale(self) -> bool:
+        """Whether the store now serves another collection than when opened.
+
+        True once a reindex switched the alias: the holder reopens the store. A
+        store without versions always says False.
+        """
+        ...
+
     def close(self) -> None:
         """Release the connection (the ledger opened on it too)."""
         ...
@@ -167,13 +178,39 @@ class DocumentWrite(Protocol):
 
 
 class IngestPipeline(Protocol):
-    """Parse, chunk, embed and store documents; what every worker task needs.
+    """Check, parse, chunk, embed and store documents; what every worker task needs.
 
-    A single-task ingest calls :meth:`ingest` (the fan-out's join of a parsed document,
-    :meth:`ingest_parsed`). Both run one :class:`DocumentWrite`; a fanned-out document
-    too big for one task runs its own: :meth:`chunk`, :meth:`begin`, then
-    :meth:`resume` and ``write`` per slice on any worker, and ``commit`` once.
+    A single-task ingest calls :meth:`ingest`. A fanned-out document runs the same
+    stages spread over tasks: :meth:`check` (and :meth:`retag` when only its metadata
+    changed), a parse per page range, then :meth:`chunk` and either
+    :meth:`ingest_parsed` or, when it has many chunks, :meth:`begin`, :meth:`resume`
+    and ``write`` per slice on any worker, and ``commit`` once. Transient failures
+    (the store or the embedder unreachable: a true ``transient`` attribute) are
+    raised; any other failure is a ``failed`` outcome recorded in the ledger.
     """
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder the pipeline embeds with (``None``: it embeds nothing itself)."""
+        ...
+
+    def check(
+        self,
+        path: Path,
+        *,
+        source: str,
+        doc_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        tenant: str | None = None,
+        sha1: str | None = None,
+    ) -> DocumentCheck:
+        """Decide ``unchanged`` / ``metadata_only`` / ``changed`` for the file's version.
+
+        One hash of the file (none when the caller gives its ``sha1``) and one ledger
+        read; no parsing. Current means same file, chunker, embedder and metadata.
+        Raises ``OSError`` for an unreadable file, ``StoreError`` for the ledger.
+        """
+        ...
 
     def ingest(
         self,
@@ -184,16 +221,18 @@ class IngestPipeline(Protocol):
         force: bool = False,
         metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
+        sha1: str | None = None,
     ) -> DocOutcome:
-        """Ingest one file (skipped when its stored version is current, unless ``force``).
+        """Ingest one file: :meth:`check`, then (unless current, or ``force``) the rest.
 
         ``metadata`` (validated, JSON values) goes on every chunk; ``tenant`` is the
-        tenant the document is stored in. Current means same file, chunker, embedder
-        and metadata: a change of metadata alone rewrites the chunks, embedding none.
+        tenant the document is stored in; ``sha1`` the file's, when the caller hashed
+        it. A change of metadata alone rewrites the chunks, embedding none. ``force``
+        re-parses and re-chunks a current document (stored chunks are not re-embedded).
         """
         ...
 
-    def check_unchanged(
+    def retag(
         self,
         path: Path,
         *,
@@ -201,8 +240,13 @@ class IngestPipeline(Protocol):
         doc_id: str,
         metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
+        sha1: str | None = None,
     ) -> DocOutcome | None:
-        """Return an ``unchanged`` outcome when the stored version is current, else None."""
+        """Give the stored chunks new metadata when nothing else changed (else ``None``).
+
+        The ``updated`` outcome: nothing parsed or embedded. ``None`` when the document
+        is current, its content changed, or the store lacks chunks the ledger counts.
+        """
         ...
 
     def ingest_parsed(
@@ -245,6 +289,32 @@ class IngestPipeline(Protocol):
 
     def delete(self, doc_id: str, *, tenant: str | None = None) -> DocOutcome:
         """Remove a document's chunks and its ledger entry (in ``tenant``, when given)."""
+        ...
+
+    def record_failed(
+        self,
+        doc_id: str,
+        source: str,
+        code: ErrorCode,
+        error: str,
+        *,
+        tenant: str | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        """Record in the ledger that the last attempt on ``doc_id`` failed, and why.
+
+        ``warnings``: what the parse warned of (a repaired text layer), kept beside it.
+        """
+        ...
+
+    def failed(
+        self, source: str, doc_id: str, code: ErrorCode, error: str, *, tenant: str | None = None
+    ) -> DocOutcome:
+        """Record a failure met outside the pipeline (best effort); return its outcome."""
+        ...
+
+    def stale(self) -> bool:
+        """Whether the store moved under the pipeline (a reindex switched it): rebuild it."""
         ...
 
     def close(self) -> None:

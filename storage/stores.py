@@ -1,4 +1,8 @@
-"""Opening the chunk store: the one place that names a store implementation.
+"""Opening the chunk store: the one place outside its package that names a store implementation.
+
+:func:`open_store` opens the chunk store; :func:`local_server` gives the store's own
+server on loopback (when no URL is configured); :mod:`chunkweave.storage.versions`
+opens what a reindex needs (versioned collections, the catalog).
 
 Everything above it (the pipeline, the CLI) holds a
 :class:`chunkweave.storage.protocols.ChunkStore`. Weaviate is the only store, so
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chunkweave.storage.config import FilesConfig, WeaviateConfig
@@ -26,6 +31,7 @@ if TYPE_CHECKING:
     from chunkweave.storage.filters import SearchRequest
     from chunkweave.storage.hits import Hit
     from chunkweave.storage.protocols import DocumentLedger
+    from chunkweave.storage.weaviate.server.local import LocalWeaviate
 
 T = TypeVar("T")
 
@@ -70,6 +76,40 @@ def drop_store(store: ChunkStore) -> list[str]:
         return names
 
     return store.session.retry(f"dropping {cfg.collection}", _drop)
+
+
+def local_server(data_dir: Path) -> LocalWeaviate:
+    """Return the store's own server on loopback, with its data in ``data_dir``.
+
+    A context manager: entering starts the server (or attaches to the one another
+    process started on the same folder: ``attached``); leaving stops what it started.
+    ``url`` names it and ``config(cfg)`` returns ``cfg`` pointed at it.
+    """
+    from chunkweave.storage.weaviate.server.local import LocalWeaviate
+
+    return LocalWeaviate(data_dir)
+
+
+def recorded_local_server(data_dir: Path) -> tuple[str, int, str] | None:
+    """Return the ``(url, grpc_port, api_key)`` a local server on ``data_dir`` recorded.
+
+    ``None`` when none is recorded; a record left by a process that died names a
+    server that no longer answers (check with :func:`local_server_ready`).
+    """
+    from chunkweave.storage.weaviate.server.local import recorded_server
+
+    recorded = recorded_server(data_dir)
+    if recorded is None:
+        return None
+    ports, api_key = recorded
+    return f"http://127.0.0.1:{ports.http}", ports.grpc, api_key
+
+
+def local_server_ready(url: str) -> bool:
+    """Tell whether the store's server at ``url`` answers that it is ready (2 s at most)."""
+    from chunkweave.storage.weaviate.server.local import is_ready
+
+    return is_ready(url)
 
 
 class MirroredStore:
@@ -161,6 +201,10 @@ class MirroredStore:
     def open_ledger(self) -> DocumentLedger:
         """As the store's."""
         return self.inner.open_ledger()
+
+    def stale(self) -> bool:
+        """As the store's."""
+        return self.inner.stale()
 
     def close(self) -> None:
         """Close the store."""

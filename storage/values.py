@@ -71,6 +71,8 @@ class LedgerEntry(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     meta_sha1: str = ""
     tenant: str | None = None
+    #: The parser's warnings on the last attempt (pages OCRed or dropped, a repaired file).
+    warnings: tuple[str, ...] = ()
 
 
 class DocOutcome(BaseModel):
@@ -126,3 +128,5 @@ class WritePlan(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: The tenant the document is stored in (``None``: single-tenant collection).
     tenant: str | None = None
+    #: The parser's warnings, recorded in the ledger with the version.
+    warnings: tuple[str, ...] = ()

@@ -67,6 +67,7 @@ class ChunkWriter:
         existed: bool | None = None,
         metadata: Mapping[str, Any] | None = None,
         tenant: str | None = None,
+        warnings: tuple[str, ...] = (),
     ) -> PendingWrite:
         """Begin writing version ``doc_sha1`` of ``doc_id`` (nothing is written yet).
 
@@ -85,6 +86,7 @@ class ChunkWriter:
             existed=existed,
             metadata=dict(metadata or {}),
             tenant=tenant,
+            warnings=warnings,
         )
         return PendingWrite(self, plan)
 
@@ -178,6 +180,7 @@ class ChunkWriter:
                 metadata=plan.metadata,
                 meta_sha1=metadata_sha1(plan.metadata),
                 tenant=plan.tenant,
+                warnings=plan.warnings,
             )
         )
 
@@ -271,6 +274,7 @@ class PendingWrite:
             chunks_added=self.added,
             chunks_unchanged=self.unchanged,
             chunks_deleted=deleted,
+            warnings=plan.warnings,
         )
 
 

@@ -29,7 +29,8 @@ def make_counting(settings: Settings) -> IngestPipeline:
     assert settings.redis_url is not None
     client = redis.Redis.from_url(settings.redis_url.get_secret_value())
     key = counter_key(os.environ["COUNT_NS"])
-    embedder = pipeline.embedder  # type: ignore[attr-defined]
+    embedder = pipeline.embedder
+    assert embedder is not None
     embed = embedder.embed_documents
 
     def counted(texts: list[str]) -> list[list[float]]:

@@ -31,7 +31,7 @@ import redis
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.embedders import make_embedder
-from chunkweave.storage.ingest import Pipeline, open_pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.settings import Settings

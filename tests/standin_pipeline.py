@@ -29,6 +29,8 @@ from pathlib import Path
 import redis
 from billiard.exceptions import SoftTimeLimitExceeded
 
+from chunkweave.parsers.errors import ErrorCode
+from chunkweave.storage.pipeline.check import DocumentCheck
 from chunkweave.storage.values import DocOutcome
 from chunkweave.worker.settings import Settings
 
@@ -47,7 +49,12 @@ class StandinPipeline:
     def key(self, name: str) -> str:
         return f"cw:standin:{self.ns}:{name}"
 
-    def ingest(self, path: Path, *, source: str, doc_id: str, force: bool = False) -> DocOutcome:
+    #: The stand-in embeds nothing.
+    embedder = None
+
+    def ingest(
+        self, path: Path, *, source: str, doc_id: str, force: bool = False, **_: object
+    ) -> DocOutcome:
         data = Path(path).read_bytes()
         sha1 = hashlib.sha1(data).hexdigest()
         self.r.hset(self.key("pid"), doc_id, os.getpid())
@@ -64,18 +71,42 @@ class StandinPipeline:
         status = "added" if previous is None else "updated"
         return DocOutcome(source=source, doc_id=doc_id, status=status, pages=1, chunks_added=1)
 
-    def check_unchanged(self, path: Path, *, source: str, doc_id: str) -> DocOutcome | None:
-        return None  # documents are never fanned out here
+    def check(self, path: Path, *, source: str, doc_id: str, **_: object) -> DocumentCheck:
+        raise NotImplementedError("documents are never fanned out here")
 
-    def ingest_parsed(
-        self, doc: object, *, source: str, doc_id: str, chunks: object = None
-    ) -> DocOutcome:
+    def retag(self, path: Path, *, source: str, doc_id: str, **_: object) -> DocOutcome | None:
+        raise NotImplementedError("documents are never fanned out here")
+
+    def ingest_parsed(self, doc: object, *, source: str, doc_id: str, **_: object) -> DocOutcome:
         raise NotImplementedError("the stand-in does not parse")
+
+    def chunk(self, doc: object, *, source: str, doc_id: str) -> list[object]:
+        raise NotImplementedError("the stand-in does not chunk")
+
+    def begin(self, doc: object, **_: object) -> object:
+        raise NotImplementedError("the stand-in writes in one step")
+
+    def resume(self, plan: object, **_: object) -> object:
+        raise NotImplementedError("the stand-in writes in one step")
+
+    def record_failed(
+        self, doc_id: str, source: str, code: ErrorCode, error: str, **_: object
+    ) -> None:
+        self.r.hset(self.key("failed"), doc_id, f"{code}: {error}")
+
+    def failed(
+        self, source: str, doc_id: str, code: ErrorCode, error: str, **_: object
+    ) -> DocOutcome:
+        self.record_failed(doc_id, source, code, error)
+        return DocOutcome(source=source, doc_id=doc_id, status="failed", error_code=code)
+
+    def stale(self) -> bool:
+        return False
 
     def close(self) -> None:
         self.r.close()
 
-    def delete(self, doc_id: str) -> DocOutcome:
+    def delete(self, doc_id: str, **_: object) -> DocOutcome:
         self.r.hdel(self.key("sha1"), doc_id)
         self.r.hincrby(self.key("deletes"), doc_id, 1)
         return DocOutcome(source=doc_id, doc_id=doc_id, status="deleted", chunks_deleted=1)

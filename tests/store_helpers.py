@@ -156,6 +156,9 @@ class MemoryStore:
     def delete_doc(self, doc_id: str) -> int:
         return self.delete_ids(self.doc_uuids(doc_id))
 
+    def stale(self) -> bool:
+        return False
+
     def open_ledger(self) -> MemoryLedger:
         return self.ledger
 

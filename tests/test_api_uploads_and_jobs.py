@@ -20,7 +20,7 @@ import redis
 from fastapi.testclient import TestClient
 
 from chunkweave.parsers import parse_document
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.worker.api import create_app
 from chunkweave.worker.jobs import JOBS_INDEX, DocState, JobStore

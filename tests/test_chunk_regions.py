@@ -29,7 +29,7 @@ from chunkweave.parsers.pdf.join import join_continuations
 from chunkweave.storage.config import EmbedderConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.filters import SearchRequest
-from chunkweave.storage.ingest import open_pipeline
+from chunkweave.storage.pipeline.conductor import open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore

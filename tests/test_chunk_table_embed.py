@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document, resolve_options
-from chunkweave.chunking.tables import column_labels, row_line, row_lines
+from chunkweave.chunking.table_rows import column_labels, row_line, row_lines
 from tests.chunk_helpers import children, documents, el, make_doc, words
 
 HEAD = ("Option", "Default", "Meaning")

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chunkweave.chunking import ApproxTokenCounter, ChunkOptions, chunk_document
-from chunkweave.chunking.tables import balanced_row_groups
+from chunkweave.chunking.row_groups import balanced_row_groups
 from tests.chunk_helpers import el, make_doc
 
 ROWS = (("Name", "Size"), ("alpha", "1"), ("beta", "2"))

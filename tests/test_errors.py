@@ -17,7 +17,7 @@ from chunkweave.storage.embedders import (
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.metadata import MetadataError
 from chunkweave.worker.sources import SourceNotFoundError
-from chunkweave.worker.tasks.base import TransientOutcomeError, is_transient
+from chunkweave.worker.tasks.base import is_transient
 
 
 def test_error_code_is_one_set_importable_from_the_parsers_too():
@@ -69,7 +69,7 @@ def test_the_task_retries_by_family_not_by_attribute():
     class Duck(Exception):
         transient = True
 
-    assert is_transient(TransientOutcomeError(ErrorCode.EMBEDDER_UNAVAILABLE, "down"))
+    assert is_transient(EmbeddingServiceUnavailableError("down"))
     assert not is_transient(RuntimeError("a bug"))
     wrapped = RuntimeError("wrapped")
     wrapped.__cause__ = StoreUnavailableError("down")

@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from chunkweave.chunking import ApproxTokenCounter, Chunk, ChunkOptions, chunk_document
-from chunkweave.storage import files
+from chunkweave.storage import chunk_files as files
+from chunkweave.storage.chunk_files import read_export
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.files import FileSink, read_export
+from chunkweave.storage.files import FileSink
 from chunkweave.worker.cli import main
 from tests.chunk_helpers import el, make_doc, words
 
@@ -183,7 +184,7 @@ def test_a_crash_mid_write_leaves_whole_files_and_the_old_manifest(
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
-    monkeypatch.setattr(files.os, "replace", crash_on_second)
+    monkeypatch.setattr(os, "replace", crash_on_second)
     with pytest.raises(StoreError, match="001-b.md: cannot write: No space left"):
         sink.write_document("doc://a", new)
     monkeypatch.undo()

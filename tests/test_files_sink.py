@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from docx import Document
 
+from chunkweave.storage.chunk_files import read_export
 from chunkweave.storage.config import FilesConfig, WeaviateConfig
-from chunkweave.storage.files import read_export
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.stores import MirroredStore, open_store
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity

@@ -10,13 +10,13 @@ from docx import Document
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import parse_document
 from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage import ingest
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import EmbedderError, EmbeddingServiceError
 from chunkweave.storage.errors import StoreError, StoreUnavailableError
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline, open_pipeline
+from chunkweave.storage.pipeline import conductor as ingest
+from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
@@ -110,15 +110,27 @@ def test_chunk_is_what_ingest_stores(tmp_path, strategy):
     ],
 )
 def test_failures_are_recorded_with_their_error_code(tmp_path, error, code):
+    """A bad document is a recorded failed outcome; a transient failure is raised.
+
+    The caller retries a transient failure (a task) or records it itself (the CLI:
+    ``Pipeline.failed``), so it never travels as an outcome to be raised again.
+    """
     store = MemoryStore()
     pipe = Pipeline(store=store, embedder=FailingEmbedder(error))
     path = _docx(tmp_path / "a.docx")
-    outcome = pipe.ingest(path)
+    transient = code in (ErrorCode.EMBEDDER_UNAVAILABLE, ErrorCode.STORE_UNAVAILABLE)
+    assert getattr(error, "transient", False) is transient
+    if transient:
+        with pytest.raises(type(error)) as raised:
+            pipe.ingest(path)
+        assert raised.value.code == code
+        assert store.ledger.get(doc_id_for(path)) is None
+        outcome = pipe.failed(str(path), doc_id_for(path), code, str(raised.value))
+    else:
+        outcome = pipe.ingest(path)
     assert (outcome.status, outcome.error_code) == ("failed", code)
     entry = store.ledger.get(doc_id_for(path))
     assert entry is not None and (entry.status, entry.error_code) == ("failed", code)
-    transient = code in (ErrorCode.EMBEDDER_UNAVAILABLE, ErrorCode.STORE_UNAVAILABLE)
-    assert getattr(error, "transient", False) is transient
 
 
 def test_missing_file_is_not_found(tmp_path):

@@ -14,8 +14,9 @@ import pytest
 
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
+from chunkweave.storage.errors import StoreUnavailableError
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.store import WeaviateStore
 
@@ -143,7 +144,7 @@ def test_editing_one_paragraph_rewrites_only_its_chunks(pipeline, tmp_path):
 
 KILL_SCRIPT = """
 import json, os, sys, time
-import chunkweave.storage.ingest as ingest
+import chunkweave.storage.pipeline.conductor as ingest
 import chunkweave.storage.write as write
 from chunkweave.storage.config import EmbedderConfig, WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
@@ -210,9 +211,11 @@ def test_weaviate_down_mid_ingest_fails_clearly_then_rerun_completes(
     pipe = open_pipeline(cfg, embedder)
     path = tmp_path / "handbook.docx"
     write_docx(path)
-    outcome = pipe.ingest(path)
-    assert outcome.status == "failed" and outcome.error_code == "store_unavailable"
-    assert "unreachable" in (outcome.error or "") or "after 1 retries" in (outcome.error or "")
+    # Transient: raised for the caller to retry (a task) or report (the CLI), not an outcome.
+    with pytest.raises(StoreUnavailableError) as raised:
+        pipe.ingest(path)
+    assert raised.value.code == "store_unavailable"
+    assert "unreachable" in str(raised.value) or "after 1 retries" in str(raised.value)
 
     own_weaviate.start()
     embedder.on_embed = None

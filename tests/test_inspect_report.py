@@ -7,7 +7,7 @@ import pytest
 
 from chunkweave.chunking import Chunk
 from chunkweave.parsers.elements import Element
-from chunkweave.worker.inspect.pages import PageFrame
+from chunkweave.parsers.page_images import PageFrame
 from chunkweave.worker.inspect.report import build_report, chunk_colour, heading_tree, left_out
 from chunkweave.worker.inspect.write import _route_label
 

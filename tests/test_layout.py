@@ -8,6 +8,12 @@
 - Nor does the graph with the ``TYPE_CHECKING`` imports added: a cycle hidden by
   importing only for annotations is still two modules that each need the other.
 - Layers import one way: parsers <- chunking <- storage <- worker.
+- The store implementation (``chunkweave.storage.weaviate``, the Weaviate client, the
+  local server) is imported inside ``storage/`` only; the layers above reach it through
+  the store protocols and factories (``storage/stores.py``, ``storage/versions.py``).
+- Chunking and the worker reach parsing through the parsers' public API only: no
+  backend package (``chunkweave.parsers.pdf``, ``docx``, ``backends``), no PyMuPDF.
+- No product module is over 400 lines (:data:`OVER_400` names the ones being split).
 - Nothing imports the repository folders by their bare names (``import storage``).
 - The wheel installs exactly one top-level package, and an application with its own
   ``worker.py`` and ``storage/`` can still ``from chunkweave import enqueue``.
@@ -210,6 +216,101 @@ def test_nothing_imports_the_bare_folder_names():
     assert offenders == []
 
 
+def _layer_name(module: str) -> str | None:
+    layer = _layer(module)
+    return None if layer is None else LAYERS[layer]
+
+
+def _every_import(path: Path) -> set[str]:
+    """Every absolute module name ``path`` imports (third-party too, ``TYPE_CHECKING`` too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def _under(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+#: What names the store implementation: only ``storage/`` may import these.
+STORE_IMPLEMENTATION = ("chunkweave.storage.weaviate", "weaviate")
+#: Parser internals: chunking and the worker use ``chunkweave.parsers`` (its ``api``,
+#: ``page_images``, the models) instead.
+PARSER_INTERNALS = (
+    "chunkweave.parsers.pdf",
+    "chunkweave.parsers.docx",
+    "chunkweave.parsers.backends",
+    "pymupdf",
+    "fitz",
+)
+
+
+def _offenders(layers: tuple[str, ...], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(
+        f"{module} imports {name}"
+        for module, path in MODULES.items()
+        if _layer_name(module) in layers
+        for name in _every_import(path)
+        if _under(name, prefixes)
+    )
+
+
+def test_only_storage_names_the_store_implementation():
+    assert _offenders(("parsers", "chunking", "worker"), STORE_IMPLEMENTATION) == []
+
+
+def test_chunking_and_worker_use_the_parsers_public_api():
+    assert _offenders(("chunking", "worker"), PARSER_INTERNALS) == []
+
+
+def test_the_import_rules_catch_a_made_up_offender(tmp_path):
+    made_up = tmp_path / "made_up.py"
+    made_up.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from chunkweave.storage.weaviate.store import WeaviateStore\n"
+        "import pymupdf\n"
+        "from chunkweave.parsers import pdf\n"
+    )
+    found = _every_import(made_up)
+    assert _under("chunkweave.storage.weaviate.store", STORE_IMPLEMENTATION)
+    assert {n for n in found if _under(n, STORE_IMPLEMENTATION)} == {
+        "chunkweave.storage.weaviate.store",
+        "chunkweave.storage.weaviate.store.WeaviateStore",
+    }
+    assert {n for n in found if _under(n, PARSER_INTERNALS)} == {
+        "pymupdf",
+        "chunkweave.parsers.pdf",
+    }
+    assert not _under("chunkweave.parsers.page_images", PARSER_INTERNALS)
+
+
+#: Most lines a product module may have.
+MAX_LINES = 400
+#: Modules over :data:`MAX_LINES` while another change splits them (remove each as it
+#: shrinks: the test fails for a module listed here that is no longer over).
+OVER_400: dict[str, str] = {
+    "chunkweave.worker.sources.local": "the watcher's owner trims it (401 after issue 33)",
+}
+
+
+def _lines_over() -> dict[str, int]:
+    counts = {m: len(p.read_text().splitlines()) for m, p in MODULES.items()}
+    return {m: n for m, n in sorted(counts.items()) if n > MAX_LINES}
+
+
+def test_no_product_module_is_over_400_lines():
+    over = _lines_over()
+    unexpected = {m: n for m, n in over.items() if m not in OVER_400}
+    assert unexpected == {}, f"over {MAX_LINES} lines: {unexpected}"
+    assert sorted(set(OVER_400) - set(over)) == [], "no longer over: remove from OVER_400"
+
+
 #: Third-party libraries the import check loads once before it forks: they cost most of
 #: an import's time and have no say in whether chunkweave's own modules import alone.
 #: Optional backends (docling, unstructured) stay out: a module must not need them.
@@ -307,7 +408,7 @@ def test_wheel_installs_one_top_level_package(tree_wheel: Path, tmp_path: Path):
     for needed in (
         "chunkweave/parsers/api.py",
         "chunkweave/chunking/api.py",
-        "chunkweave/storage/ingest.py",
+        "chunkweave/storage/pipeline/conductor.py",
         "chunkweave/worker/cli/__init__.py",
         "chunkweave/storage/models/all-MiniLM-L6-v2-int8/model.onnx",
     ):

@@ -11,7 +11,7 @@ from pathlib import Path
 import docx
 import pytest
 
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.worker.mcp_server import Tools
 from chunkweave.worker.settings import Settings
 

@@ -20,7 +20,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from tests.fixtures_services import ROOT
 
 pytestmark = pytest.mark.integration

@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 from docx import Document
 
-from chunkweave.storage import ingest as ingest_module
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import Condition, SearchRequest
-from chunkweave.storage.ingest import Pipeline
 from chunkweave.storage.metadata import (
     RESERVED_KEYS,
     MetadataConfig,
@@ -22,6 +20,8 @@ from chunkweave.storage.metadata import (
     sidecar_path,
     validate_metadata,
 )
+from chunkweave.storage.pipeline import conductor as ingest_module
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.schema import CHUNK_PROPERTIES
 from chunkweave.storage.weaviate.store import WeaviateStore

@@ -58,7 +58,14 @@ def test_jsonl_matches_the_script(build: ModuleType) -> None:
 def test_questions_sit_on_their_draws(build: ModuleType) -> None:
     draws = json.loads((QA_DIR / "draws.json").read_text(encoding="utf-8"))
     manual = json.loads((QA_DIR / "draws_manual.json").read_text(encoding="utf-8"))
-    pools = {"c": draws["cells"], "s": draws["sections"], "m": manual["cells"]}
+    more = json.loads((QA_DIR / "draws_more.json").read_text(encoding="utf-8"))
+    pools = {
+        "c": draws["cells"],
+        "s": draws["sections"],
+        "m": manual["cells"],
+        "t": more["cells"],
+        "h": more["sections"],
+    }
     for draw, doc, kind, _, evidence in build.QUESTIONS:
         unit = pools[draw[0]][int(draw[1:])]
         assert unit["doc"] == doc, draw
@@ -79,4 +86,34 @@ def test_draw_is_reproducible(build: ModuleType, tmp_path: Path) -> None:
         sys.argv = saved
     assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
         (QA_DIR / "draws.json").read_text(encoding="utf-8")
+    )
+
+
+def test_issue_31_questions_are_on_new_documents(build: ModuleType) -> None:
+    # Issue 31: 40+ cells and 20+ sections on documents the earlier draws did not ask
+    # about (us-018, named by the issue, is the one shared document).
+    new = [q for q in build.QUESTIONS if q[0][0] in "th"]
+    kinds = Counter(q[2] for q in new)
+    assert kinds["table"] >= 40 and kinds["heading"] >= 20
+    assert all((q[0][0] == "t") == (q[2] == "table") for q in new)
+    before = {q[1] for q in build.QUESTIONS if q[0][0] in "csm"}
+    assert {q[1] for q in new} & before == {"us-018.pdf"}
+    assert {"federal-register-2020-17221.pdf", "us-018.pdf"} <= {q[1] for q in new}
+
+
+def test_more_draws_are_reproducible(build: ModuleType, tmp_path: Path) -> None:
+    out = tmp_path / "draws_more.json"
+    sys.path.insert(0, str(QA_DIR))
+    try:
+        draw = importlib.import_module("draw_more_units")
+    finally:
+        sys.path.remove(str(QA_DIR))
+    monkey_argv = ["draw_more_units.py", "--corpus", str(EXTRA), "--out", str(out)]
+    saved, sys.argv = sys.argv, monkey_argv
+    try:
+        draw.main()
+    finally:
+        sys.argv = saved
+    assert json.loads(out.read_text(encoding="utf-8")) == json.loads(
+        (QA_DIR / "draws_more.json").read_text(encoding="utf-8")
     )

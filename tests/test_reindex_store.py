@@ -13,7 +13,7 @@ from chunkweave.parsers import parse_document
 from chunkweave.storage.errors import EmbedderMismatchError, StoreError
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.alias import IndexCatalog

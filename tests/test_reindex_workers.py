@@ -22,7 +22,7 @@ from chunkweave import enqueue
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import open_pipeline
+from chunkweave.storage.pipeline.conductor import open_pipeline
 from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.alias import IndexCatalog
 from chunkweave.storage.weaviate.store import WeaviateStore

@@ -17,7 +17,7 @@ from chunkweave.chunking.sections import all_section_prefixes, held_section_numb
 from chunkweave.parsers import parse_document
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.filters import Condition, SearchRequest
-from chunkweave.storage.ingest import open_pipeline
+from chunkweave.storage.pipeline.conductor import open_pipeline
 from tests.store_helpers import CountingEmbedder
 
 #: (heading level, heading, the one short sentence under it)

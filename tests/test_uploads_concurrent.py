@@ -16,7 +16,7 @@ import docx
 import pytest
 from fastapi.testclient import TestClient
 
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.worker import keys
 from chunkweave.worker.api import create_app
 from chunkweave.worker.runtime import redis_client

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.worker.enqueue import Enqueuer
 from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.settings import S3Config, Settings

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from chunkweave import enqueue
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline, open_pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline
 from chunkweave.worker.api import create_app
 from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.settings import Settings, SourcesConfig

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.server_process import free_port
 from tests.fixtures_services import ROOT, wait_for
 

@@ -95,18 +95,17 @@ def _redis(settings: Settings) -> tuple[Settings, Found]:
 def _weaviate(settings: Settings) -> tuple[Settings, Found]:
     if settings.weaviate.url:
         return settings, Found("configured", settings.weaviate.url)
-    from chunkweave.storage.weaviate.server.local import is_ready, recorded_server
+    from chunkweave.storage.stores import local_server_ready, recorded_local_server
 
     folder = weaviate_dir(settings)
     record = folder / "server.json"
-    recorded = recorded_server(folder)
+    recorded = recorded_local_server(folder)
     if recorded is None:
         return settings, Found("absent", record=record)
-    ports, api_key = recorded
-    url = f"http://127.0.0.1:{ports.http}"
-    if not is_ready(url):
+    url, grpc_port, api_key = recorded
+    if not local_server_ready(url):
         return settings, Found("unreachable", url, record)
-    update = {"url": url, "grpc_port": ports.grpc, "api_key": SecretStr(api_key)}
+    update = {"url": url, "grpc_port": grpc_port, "api_key": SecretStr(api_key)}
     weaviate = settings.weaviate.model_copy(update=update)
     return settings.model_copy(update={"weaviate": weaviate}), Found("found", url, record)
 

@@ -7,9 +7,7 @@ Producers send tasks by name (``send_task``): they need Redis, not the pipeline.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
@@ -18,18 +16,26 @@ from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.metadata import (
     MetadataError,
-    check_tenant,
     jsonable,
     read_sidecar,
     validate_metadata,
 )
 from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.discovery import discover
+from chunkweave.worker.job_inputs import (
+    DOC_ID_SCHEME,
+    caller_metadata,
+    check_job_tenant,
+    check_webhook,
+    named_doc_id,
+)
+from chunkweave.worker.job_inputs import (  # re-exported: callers import them from here
+    command_line_metadata as command_line_metadata,
+)
 from chunkweave.worker.jobs import Action, DocState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.sources import expand, normalize
-from chunkweave.worker.webhook import WebhookRefusedError, check_url
 
 try:  # kombu >= 5.7: a failed publish batch (delivery of its messages uncertain)
     from kombu.exceptions import BatchPublishError
@@ -38,10 +44,6 @@ try:  # kombu >= 5.7: a failed publish batch (delivery of its messages uncertain
 except ImportError:  # pragma: no cover - older kombu publishes one message at a time
     _BATCH_ERRORS = ()
 
-#: Scheme of document ids that callers choose (``document_id``), e.g. ``doc://report-q3``.
-DOC_ID_SCHEME = "doc://"
-_DOCUMENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}")
-
 #: Documents recorded in the job per Redis round trip while a job is submitted.
 _BATCH = 256
 
@@ -49,36 +51,6 @@ _TASKS: dict[Action, str] = {
     "ingest": "chunkweave.ingest_document",
     "delete": "chunkweave.delete_document",
 }
-
-
-def check_webhook(url: str, settings: Settings) -> None:
-    """Refuse a webhook the workers would not send: no signing key, or not http(s).
-
-    Where the URL resolves is checked again at delivery, when it is called.
-    """
-    if settings.webhook_secret is None:
-        raise WebhookRefusedError(
-            "webhooks are always signed: set CHUNKWEAVE_WEBHOOK_SECRET to use one"
-        )
-    check_url(url)
-
-
-def named_doc_id(document_id: str) -> str:
-    """Return the doc id for a caller-chosen ``document_id`` (``doc://<document_id>``).
-
-    A caller that names its document (``report-q3``) gets the same doc id for every
-    version it uploads, so a new version replaces the old one incrementally (unchanged
-    chunks are kept, stale ones pruned) instead of adding a second document. Without a
-    name, a document's id is its source: the path or ``s3://`` URI.
-    Raises ``ValueError`` for an empty or odd id (up to 256 of ``A-Z a-z 0-9 . _ : / @ + -``).
-    """
-    name = document_id.removeprefix(DOC_ID_SCHEME)
-    if not _DOCUMENT_ID.fullmatch(name):
-        raise ValueError(
-            f"document_id {document_id!r}: use 1-256 of A-Z a-z 0-9 . _ : / @ + - "
-            "(starting with a letter or digit)"
-        )
-    return DOC_ID_SCHEME + name
 
 
 def _task_kwargs(
@@ -101,72 +73,6 @@ def _task_kwargs(
     if tenant:
         kwargs["tenant"] = tenant
     return kwargs
-
-
-def check_job_tenant(tenant: str | None, settings: Settings) -> str | None:
-    """Return the tenant a job's documents go to; raise ``ValueError`` for one not usable.
-
-    With multi-tenancy off no tenant may be named; with it on a job must name one
-    (or the process has a default, ``CHUNKWEAVE_WEAVIATE__TENANT``). Names are
-    checked against what Weaviate accepts before anything is queued.
-    """
-    cfg = settings.weaviate
-    if tenant is None:
-        tenant = cfg.tenant
-    if tenant is None:
-        if cfg.multi_tenancy:
-            raise ValueError(
-                "multi-tenancy is on (CHUNKWEAVE_WEAVIATE__MULTI_TENANCY): name a tenant"
-            )
-        return None
-    if not cfg.multi_tenancy:
-        raise ValueError(
-            f"tenant {tenant!r} given but multi-tenancy is off: set "
-            "CHUNKWEAVE_WEAVIATE__MULTI_TENANCY=true (on a new collection)"
-        )
-    return check_tenant(tenant)
-
-
-def command_line_metadata(
-    pairs: Sequence[str], meta_file: str | None, settings: Settings
-) -> dict[str, object]:
-    """Metadata from ``--meta-file FILE`` (a JSON object) and ``--meta KEY=VALUE`` options.
-
-    Values of ``--meta`` are text read as the key's declared type (a list: items
-    separated by commas, or the option repeated); ``--meta`` wins over the file.
-    Raises ``ValueError`` naming the option or file, the key and why.
-    """
-    cfg = settings.weaviate.metadata
-    merged: dict[str, object] = {}
-    if meta_file:
-        try:
-            raw = json.loads(Path(meta_file).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as err:
-            raise MetadataError(f"{meta_file}: not a readable JSON file: {err}") from None
-        if not isinstance(raw, dict):
-            raise MetadataError(f"{meta_file}: expected a JSON object of metadata")
-        merged.update(jsonable(validate_metadata(raw, cfg, where=meta_file)))
-    given: dict[str, list[str]] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise MetadataError(f"--meta {pair!r}: expected KEY=VALUE")
-        given.setdefault(key, []).append(value)
-    texts = {k: v[0] if len(v) == 1 else json.dumps(v) for k, v in given.items()}
-    merged.update(jsonable(validate_metadata(texts, cfg, where="--meta", from_text=True)))
-    if meta_file and texts:
-        validate_metadata(merged, cfg, where="--meta and --meta-file")
-    return merged
-
-
-def caller_metadata(
-    raw: Mapping[str, object] | None, settings: Settings, *, where: str, from_text: bool = False
-) -> dict[str, object]:
-    """Validate a caller's metadata (``ValueError`` naming ``where``, the key and why)."""
-    if not raw:
-        return {}
-    cfg = settings.weaviate.metadata
-    return jsonable(validate_metadata(raw, cfg, where=where, from_text=from_text))
 
 
 #: Longest ``kwargsrepr`` header a message carries (Celery's own limit for it).
@@ -272,9 +178,15 @@ class Enqueuer:
                 self._send(job_id, batch, force, metas, tenant)
                 batch, metas = [], {}
         self._send(job_id, batch, force, metas, tenant)
-        for state in refused:  # recorded failed: no task is sent for them
+        for state in refused:  # recorded failed: no document task is sent for them
             if self.jobs.add_docs(job_id, [state.model_copy(update={"status": "queued"})]):
                 self.jobs.set_doc(job_id, state)
+                # The ledger records every failure: a worker writes this one there.
+                failure = {"source": state.source, "doc_id": state.doc_id, "tenant": tenant}
+                failure.update(error_code=str(state.error_code), error=state.error or "")
+                self.app.send_task(
+                    "chunkweave.record_failure", kwargs=failure, queue=self.settings.queue
+                )
         if self.jobs.seal(job_id) and webhook_url:
             self.app.send_task(
                 "chunkweave.send_webhook", kwargs={"job_id": job_id}, queue=self.settings.queue

@@ -59,6 +59,8 @@ class DocState(BaseModel):
     chunks_deleted: int = 0
     error_code: str | None = None
     error: str | None = None
+    #: The parser's warnings (pages OCRed or dropped, a repaired file).
+    warnings: tuple[str, ...] = ()
     attempts: int = 0
     #: Seconds the task took, and per stage where the time went (``fetch``, ``lock``,
     #: ``state``, then the pipeline's ``check``, ``parse``, ``chunk``, ``embed``,

@@ -60,14 +60,14 @@ def redis_client(settings: Settings) -> redis.Redis:
 
 
 def default_pipeline(settings: Settings) -> IngestPipeline:
-    """Build ``chunkweave.storage.ingest.Pipeline`` from the settings: embedder, store, options.
+    """Build the store pipeline (:mod:`chunkweave.storage.pipeline`) from the settings.
 
     Workers need a Weaviate URL (``CHUNKWEAVE_WEAVIATE__URL``); ``chunkweave serve``
     sets it to the embedded server when none is configured, and without one the
     embedded server running on the data directory is used (:mod:`..discovery`).
     """
     from chunkweave.storage.embedders import make_embedder
-    from chunkweave.storage.ingest import open_pipeline
+    from chunkweave.storage.pipeline.conductor import open_pipeline
 
     if settings.weaviate.url is None:
         from chunkweave.worker.discovery import discover
@@ -107,8 +107,7 @@ class Runtime:
     def pipeline(self) -> IngestPipeline:
         """The process's pipeline, built on first use."""
         with self._lock:
-            stale = getattr(self._pipeline, "stale", None)
-            if self._pipeline is not None and callable(stale) and stale():
+            if self._pipeline is not None and self._pipeline.stale():
                 # `chunkweave reindex` switched the alias: rebuild on the new version.
                 self._pipeline.close()
                 self._pipeline = None

@@ -2,7 +2,7 @@
 
 Without ``CHUNKWEAVE_REDIS_URL`` an embedded ``redis-server`` is started (data under
 ``<data_dir>/redis``); without ``CHUNKWEAVE_WEAVIATE__URL`` the embedded Weaviate of
-:mod:`chunkweave.storage.weaviate.server.local` (data under ``<data_dir>/weaviate``).
+:func:`chunkweave.storage.stores.local_server` (data under ``<data_dir>/weaviate``).
 Workers and the API run as child processes that inherit those URLs through the
 environment; the watcher runs in this process.
 
@@ -106,10 +106,10 @@ class Service:
             settings = settings.model_copy(update={"redis_url": SecretStr(server.url)})
             self.say(f"started embedded Redis on {server.address} (data: {data / 'redis'})")
         if settings.weaviate.url is None:
-            from chunkweave.storage.weaviate.server.local import LocalWeaviate
+            from chunkweave.storage.stores import local_server
 
             folder = weaviate_dir(settings)  # where other commands look for it
-            weaviate = stack.enter_context(LocalWeaviate(folder))
+            weaviate = stack.enter_context(local_server(folder))
             if not weaviate.attached:
                 stack.callback(self.say, "stopping the embedded Weaviate")
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})

@@ -44,6 +44,7 @@ from chunkweave.parsers.errors import (
     EncryptedDocumentError,
     ParseError,
     TooLargeError,
+    UnreadableTextError,
     UnsupportedFormatError,
 )
 from chunkweave.parsers.pdf.blocks import PageContext
@@ -163,11 +164,24 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
                 reason=reason,
             )
         routes: dict[str, list[int]] = {}
+        unreadable: dict[int, str] = {}
         pages = _iter_pages(
-            doc, path, profile, sampled, prepared, opts, first, last, warnings, explanation, routes
+            doc,
+            path,
+            profile,
+            sampled,
+            prepared,
+            opts,
+            first,
+            last,
+            warnings,
+            explanation,
+            routes,
+            unreadable,
         )
         listed = outline_check(profile)
         elements = finalize(demote_running_titles(join_continuations(pages), listed))
+        _check_readable(path, unreadable, routes, repaired=doc.is_repaired)
         explanation = dataclasses.replace(
             explanation, pages=tuple((key, len(p)) for key, p in sorted(routes.items()))
         )
@@ -209,6 +223,7 @@ def _iter_pages(
     warnings: list[str],
     explanation: RouteExplanation,
     routes: dict[str, list[int]],
+    unreadable: dict[int, str],
 ) -> Iterator[Element]:
     outline = profile.outline.fresh() if profile.outline else None
     list_stack: list[float] = []
@@ -244,10 +259,35 @@ def _iter_pages(
             prepared=prepared.pop(pno, None),
         )
         warnings.extend(result.warnings)
+        if result.unreadable:
+            unreadable[pno + 1] = result.unreadable
         routes.setdefault(f"{result.route}:{result.reason or default_reason}", []).append(pno + 1)
         yield from result.elements
     if readable == 0:
         raise CorruptDocumentError(str(path), "no page of the PDF could be read")
+
+
+def _check_readable(
+    path: Path, unreadable: dict[int, str], routes: dict[str, list[int]], *, repaired: bool
+) -> None:
+    """Raise :class:`UnreadableTextError` when most pages with text could not be read.
+
+    A page whose text layer is not language and that OCR could not read was dropped
+    (with a warning); a document made mostly of such pages is not stored as the few
+    pages left: it fails with the reason, so the caller knows to fix or OCR it.
+    """
+    with_text = sum(len(p) for key, p in routes.items() if not key.endswith(":no text"))
+    if not unreadable or 2 * len(unreadable) < len(unreadable) + with_text:
+        return
+    first = min(unreadable)
+    pages = sorted(unreadable)
+    listed = ", ".join(map(str, pages[:10])) + (", ..." if len(pages) > 10 else "")
+    raise UnreadableTextError(
+        str(path),
+        f"the text layer of {len(pages)} page(s) ({listed}) is not language and OCR could "
+        f"not read them (page {first}: {unreadable[first]})"
+        + ("; the file was damaged and MuPDF repaired its structure" if repaired else ""),
+    )
 
 
 def _log_routes(path: Path, explanation: RouteExplanation, routes: dict[str, list[int]]) -> None:

@@ -28,6 +28,7 @@ from chunkweave.parsers.pdf.blocks import PageContext, Placed, block_regions, cl
 from chunkweave.parsers.pdf.figures import page_figures
 from chunkweave.parsers.pdf.geometry import boxes_of, inside_any, outside
 from chunkweave.parsers.pdf.headings import demote_figure_labels, demote_label_runs
+from chunkweave.parsers.pdf.legibility import legibility, unmapped_fonts
 from chunkweave.parsers.pdf.model import LayoutBox, layout_boxes, model_order
 from chunkweave.parsers.pdf.ocr import (
     looks_scanned,
@@ -52,13 +53,15 @@ class PageResult:
     ``route`` is ``model`` when the layout model's regions were used; ``reason``
     says why (``accurate``, ``calibrated``: ``auto`` sent the document to the model)
     or, on the heuristic route, why not (``fast``, ``calibrated``, ``model
-    unavailable``, ``no text``).
+    unavailable``, ``no text``). ``unreadable``: why the page's text layer was not
+    language and could not be read by OCR either (None when it was, or is, text).
     """
 
     elements: list[Element] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     route: Decision = "heuristic"
     reason: str = ""
+    unreadable: str | None = None
 
 
 @dataclass
@@ -72,6 +75,8 @@ class PreparedPage:
     says which variant); ``model_failed`` records that it could not run.
     ``frame``: for a page read by OCR or from its own text layer, the upright
     frame its lines are in (element boxes are mapped back to the page at the end).
+    ``unreadable``: why a text layer that is not language
+    (:mod:`~chunkweave.parsers.pdf.legibility`) was dropped without an OCR reading.
     """
 
     lines: list[Line]
@@ -82,6 +87,7 @@ class PreparedPage:
     light: bool = False
     model_failed: bool = False
     frame: ReadingFrame | None = None
+    unreadable: str | None = None
 
     def model_boxes(self, page: pymupdf.Page, light: bool) -> list[LayoutBox] | None:
         """Return the page's layout boxes, running the model once (a full run serves both)."""
@@ -111,8 +117,23 @@ def prepare_page(
     chars = sum(ln.chars for ln in lines)
     scanned = looks_scanned(page, chars)
     frame = None  # OCR lines are in the page turned upright, boxes mapped back at the end
+    unreadable = None
     if scanned:
         lines, frame = _ocr_lines(page, page_no, ocr, ocr_language, warnings)
+    elif (legible := legibility(ln.text for ln in lines)).garbled:
+        # Glyph codes, not text (fonts without Unicode maps): never stored as text.
+        fonts = unmapped_fonts(page)
+        why = legible.reason + (
+            f"; fonts without a Unicode map: {', '.join(fonts)}" if fonts else ""
+        )
+        lines, frame = _ocr_lines(page, page_no, ocr, ocr_language, warnings, own_layer=False)
+        if lines and legibility(ln.text for ln in lines).garbled:
+            lines, frame = PageLines(), None
+        if lines:
+            warnings.append(f"page {page_no}: text layer is not language ({why}); read by OCR")
+        else:
+            unreadable = why
+            warnings.append(f"page {page_no}: text layer is not language ({why}); page dropped")
     # A page without text lines may still hold a sideways table the detector reads itself.
     tables = find_tables(page, lines, page_no)[0] if lines or not scanned else []
     sideways = lines.sideways if isinstance(lines, PageLines) else 0
@@ -122,7 +143,14 @@ def prepare_page(
         textpage, frame = turned
         tables = [frame.element_from_page(t) for t in tables]
         lines = extract_lines(page, textpage)
-    return PreparedPage(lines=lines, scanned=scanned, warnings=warnings, tables=tables, frame=frame)
+    return PreparedPage(
+        lines=lines,
+        scanned=scanned,
+        warnings=warnings,
+        tables=tables,
+        frame=frame,
+        unreadable=unreadable,
+    )
 
 
 def parse_page(
@@ -148,9 +176,10 @@ def parse_page(
     if prepared is None:
         prepared = prepare_page(page, ctx.page, ctx.lines, ocr=ocr, ocr_language=ocr_language)
     result = PageResult(warnings=list(prepared.warnings), route=route)
+    result.unreadable = prepared.unreadable
     lines = prepared.lines
     scanned = prepared.scanned
-    if scanned and not lines:
+    if (scanned or prepared.unreadable) and not lines:
         result.route, result.reason = "heuristic", "no text"
         return result
     frame = prepared.frame
@@ -217,23 +246,32 @@ def outline_check(profile: PdfProfile) -> Callable[[Element], bool]:
 
 
 def _ocr_lines(
-    page: pymupdf.Page, page_no: int, ocr: bool, language: str, warnings: list[str]
+    page: pymupdf.Page,
+    page_no: int,
+    ocr: bool,
+    language: str,
+    warnings: list[str],
+    *,
+    own_layer: bool = True,
 ) -> tuple[list[Line], ReadingFrame | None]:
-    if (layer := text_layer(page)) is not None:  # an OCR layer already, or sideways text
+    """OCR the page (or read a scan's ``own_layer`` of text); warn about what failed."""
+    if own_layer and (layer := text_layer(page)) is not None:  # an OCR layer, or sideways
         return extract_lines(page, layer[0]), layer[1]
+    scan = "no text layer (scanned image)" if own_layer else "unreadable text layer"
     if not ocr:
-        warnings.append(f"page {page_no}: no text layer (scanned image) and OCR is off")
+        warnings.append(f"page {page_no}: {scan} and OCR is off")
         return [], None
     if tessdata_dir(language) is None:
         warnings.append(
-            f"page {page_no}: no text layer (scanned image) and OCR is unavailable "
+            f"page {page_no}: {scan} and OCR is unavailable "
             f"(Tesseract data for {language!r} not found)"
         )
         return [], None
+    what = "no text layer" if own_layer else "unreadable text layer"
     try:
         result = ocr_page(page, language)
     except RuntimeError as exc:
-        warnings.append(f"page {page_no}: no text layer and OCR failed: {exc}")
+        warnings.append(f"page {page_no}: {what} and OCR failed: {exc}")
         return [], None
     # OCR text is set in a placeholder font: its flags say nothing about code.
     lines = extract_lines(page, result.textpage) if result.chars else []
@@ -241,9 +279,9 @@ def _ocr_lines(
         ln.mono = False
     if not lines:
         detail = result.note or f"languages tried: {'+'.join(result.languages)}"
-        warnings.append(f"page {page_no}: no text layer and OCR found no text ({detail})")
+        warnings.append(f"page {page_no}: {what} and OCR found no text ({detail})")
     elif result.note:  # turned, unreliable, or a language without data
-        warnings.append(f"page {page_no}: scanned; {result.note}")
+        warnings.append(f"page {page_no}: {'scanned' if own_layer else 'OCRed'}; {result.note}")
     return lines, result.frame
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from chunkweave.chunking import chunk_document, needs_embedder
+from chunkweave.chunking import needs_embedder
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import ParsedDocument
 from chunkweave.storage.embedders.base import Embedder
+from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.storage.protocols import ChunkStore
 from chunkweave.storage.uuids import chunk_uuid
 
@@ -81,7 +82,7 @@ def live_embed_keys(
     """
     if needs_embedder(opts):
         return {}
-    chunks = chunk_document(doc, opts, counter, doc_id=doc_id, source=source)
+    chunks = Chunker(opts, counter).chunk(doc, doc_id=doc_id, source=source)
     keys = {chunk_uuid(c.id): sha1_hex(c.embed_text) for c in chunks}
     stored = store.positions(keys)
     return {u: k for u, k in keys.items() if u in stored}

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from chunkweave.chunking import chunk_document, needs_embedder
 from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers import ParseError, ParseOptions, parse_document
 from chunkweave.storage.embedders.base import Embedder
+from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.storage.protocols import ChunkStore
 from chunkweave.storage.reindex.cache import live_embed_keys
 from chunkweave.storage.values import LedgerEntry
@@ -80,6 +80,7 @@ def make_plan(
     documents = chunks = reused = tokens = 0
     to_embed: list[str] = []
     unreadable: list[str] = []
+    chunker = Chunker(target_chunking, embedder)  # the target's chunk stage
     for entry in entries:
         documents += 1
         if on_each is not None:
@@ -90,10 +91,7 @@ def make_plan(
         except (OSError, ParseError, LookupError):
             unreadable.append(entry.source)
             continue
-        embed = embedder.embed_documents if needs_embedder(target_chunking) else None
-        new = chunk_document(
-            doc, target_chunking, embedder, doc_id=entry.doc_id, source=entry.source, embed=embed
-        )
+        new = chunker.chunk(doc, doc_id=entry.doc_id, source=entry.source)
         have: set[str] = set()
         if live_store is not None and live_chunking is not None:
             keys = live_embed_keys(

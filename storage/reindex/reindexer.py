@@ -1,8 +1,9 @@
 """One document written into a reindex's target version, reusing the live vectors.
 
 :class:`Reindexer` is what the worker's ``chunkweave.reindex_document`` task calls: a
-pipeline on the target collection and ledger (:class:`~chunkweave.storage.ingest.Pipeline`)
-whose embedder is the cache (:class:`~.cache.ReusingEmbedder`). The document's write is
+pipeline on the target collection and ledger
+(:class:`~chunkweave.storage.pipeline.conductor.Pipeline`) whose embedder is the cache
+(:class:`~.cache.ReusingEmbedder`). The document's write is
 the normal one (:mod:`chunkweave.storage.write`), so it is idempotent and resumable: a
 document already written at its current version is skipped by the target's ledger
 before parsing, and a write interrupted halfway re-embeds nothing already stored.
@@ -14,9 +15,9 @@ import time
 from pathlib import Path
 
 from chunkweave.chunking.models import ChunkOptions
-from chunkweave.parsers import ParseError, parse_document
+from chunkweave.parsers import ParseError
 from chunkweave.storage.embedders.base import Embedder
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.protocols import ChunkStore
 from chunkweave.storage.reindex.cache import ReusingEmbedder, live_vectors
 from chunkweave.storage.values import DocOutcome, LedgerEntry
@@ -50,36 +51,33 @@ class Reindexer:
         if self.live_store is not None:
             self.live_store.close()
 
-    def reindex(self, path: str | Path, entry: LedgerEntry) -> DocOutcome:
+    def reindex(
+        self, path: str | Path, entry: LedgerEntry, *, sha1: str | None = None
+    ) -> DocOutcome:
         """Write the document ``entry`` records (read from ``path``) into the target.
 
-        The whole ledger record is the replay's input: its ``source``, ``doc_id``,
-        caller ``metadata`` and ``tenant`` go to the target's ingest as they are.
-        Raises ``OSError`` for an unreadable file and ``StoreError`` when a store cannot
-        be reached; a bad document is a ``failed`` outcome recorded in the target's
-        ledger.
+        The target pipeline's stages, with the vector cache filled between parse and
+        chunk: check (``sha1``: the file's, when the caller hashed it), parse, load the
+        live vectors, chunk, write -> commit. The whole ledger record is the replay's
+        input: its ``source``, ``doc_id``, caller ``metadata`` and ``tenant`` go to the
+        target as they are. Raises ``OSError`` for an unreadable file and a transient
+        ``StoreError`` when a store cannot be reached; a bad document is a ``failed``
+        outcome recorded in the target's ledger.
         """
         started = time.monotonic()
         source, doc_id = entry.source, entry.doc_id
         metadata, tenant = entry.metadata or None, entry.tenant
-        skip = self.target.check_unchanged(
-            path, source=source, doc_id=doc_id, metadata=metadata, tenant=tenant
+        checked = self.target.check(
+            path, source=source, doc_id=doc_id, metadata=metadata, tenant=tenant, sha1=sha1
         )
-        if skip is not None:
-            return skip
+        if checked.verdict == "unchanged":
+            return checked.unchanged()
         t0 = time.monotonic()
         try:
-            doc = parse_document(path, self.target.parse_opts)
+            doc = self.target.parse(path)
         except ParseError as err:
-            self.target.record_failed(doc_id, source, err.code, str(err), tenant=tenant)
-            return DocOutcome(
-                source=source,
-                doc_id=doc_id,
-                status="failed",
-                error_code=err.code,
-                error=str(err),
-                seconds=time.monotonic() - started,
-            )
+            failed = self.target.failed(source, doc_id, err.code, str(err), tenant=tenant)
+            return failed.model_copy(update={"seconds": time.monotonic() - started})
         t1 = time.monotonic()
         if self.live_store is not None and self.live_chunking and self.live_counter:
             self.cache.load(

@@ -51,9 +51,11 @@ LEDGER_PROPERTIES: tuple[Property, ...] = (
     Property(name="metadata", data_type=DataType.TEXT, index_filterable=False),
     _field("meta_sha1"),
     _field("tenant"),
+    # The parser's warnings on the last attempt.
+    Property(name="warnings", data_type=DataType.TEXT_ARRAY, index_filterable=False),
 )
 #: Properties a ledger collection created before they existed gets when next opened.
-_ADDED_LATER = ("metadata", "meta_sha1", "tenant")
+_ADDED_LATER = ("metadata", "meta_sha1", "tenant", "warnings")
 
 
 class WeaviateLedger:
@@ -106,6 +108,7 @@ class WeaviateLedger:
         entry = entry.model_copy(update={"created_at": created, "updated_at": now})
         props = {k: v for k, v in entry.model_dump().items() if v is not None}
         props["metadata"] = json.dumps(entry.metadata, sort_keys=True)
+        props["warnings"] = list(entry.warnings)
         coll = self.session.handle(self.name)
         self.session.put_object(
             coll, ledger_uuid(entry.doc_id), props, f"ledger write for {entry.doc_id}"

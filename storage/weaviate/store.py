@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import weaviate
-from weaviate.classes.query import Filter, QueryNested, Sort
+from weaviate.classes.query import Filter, QueryNested
 from weaviate.collections.classes.filters import _Filters
 
 from chunkweave.chunking.models import Chunk
@@ -31,6 +31,7 @@ from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_tran
 from chunkweave.storage.weaviate.collection import ensure_collection, serving
 from chunkweave.storage.weaviate.grpc_batch import Pending
 from chunkweave.storage.weaviate.ledger import WeaviateLedger
+from chunkweave.storage.weaviate.reads import by_ids, doc_objects, fetch
 from chunkweave.storage.weaviate.schema import (
     REGIONS,
     SCHEMA_VERSION,
@@ -332,12 +333,7 @@ class WeaviateStore:
     def _by_ids(
         self, uuids: Iterable[str], props: list[Any], vector: bool = False
     ) -> Iterator[Any]:
-        """Yield the stored objects among ``uuids``, one query per page of ids."""
-        ids = sorted(set(uuids))
-        for start in range(0, len(ids), self.page_size):
-            page = ids[start : start + self.page_size]
-            where = Filter.by_id().contains_any(page)
-            yield from self._fetch(where, len(page), props, vector=vector)
+        return by_ids(self._fetch, uuids, props, self.page_size, vector=vector)
 
     def doc_uuids(self, doc_id: str) -> set[str]:
         """UUIDs of every stored chunk of ``doc_id``."""
@@ -357,27 +353,7 @@ class WeaviateStore:
         return sorted(found, key=lambda c: c.chunk_index)
 
     def _doc_objects(self, doc_id: str, props: list[Any] | None) -> Iterator[Any]:
-        """Yield every stored object of ``doc_id`` once, with ``props`` (None: all).
-
-        Pages by ``chunk_index`` (keyset, ``>=`` the last index seen) because a filtered
-        query cannot page past ``QUERY_MAXIMUM_RESULTS`` with offsets; ``chunk_index``
-        is always read, as the paging needs it.
-        """
-        if props is not None and "chunk_index" not in props:
-            props = [*props, "chunk_index"]
-        seen: set[str] = set()
-        last = -1
-        while True:
-            where = Filter.by_property("doc_id").equal(doc_id) & Filter.by_property(
-                "chunk_index"
-            ).greater_or_equal(last)
-            objs = self._fetch(where, self.page_size, props, sort=True)
-            new = [o for o in objs if str(o.uuid) not in seen]
-            seen.update(str(o.uuid) for o in new)
-            yield from new
-            if len(objs) < self.page_size or not new:
-                return
-            last = max(int(o.properties["chunk_index"]) for o in objs)
+        return doc_objects(self._fetch, doc_id, props, self.page_size)
 
     def count(self, doc_id: str | None = None) -> int:
         """Count the stored chunks (of ``doc_id`` when given)."""
@@ -396,20 +372,7 @@ class WeaviateStore:
         sort: bool = False,
         vector: bool = False,
     ) -> Any:
-        return self.session.retry(
-            "query",
-            lambda: (
-                self.collection()
-                .query.fetch_objects(
-                    filters=where,
-                    limit=limit,
-                    return_properties=props,
-                    sort=Sort.by_property("chunk_index") if sort else None,
-                    include_vector=vector,
-                )
-                .objects
-            ),
-        )
+        return fetch(self.session, self.collection, where, limit, props, sort=sort, vector=vector)
 
     def search(self, request: SearchRequest) -> list[Hit]:
         """Top ``k`` chunks meeting all of ``where``: hybrid (BM25 + vector), vector-only, or BM25.

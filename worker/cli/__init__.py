@@ -19,7 +19,7 @@ _COMMANDS = {
     "eval": "chunkweave.worker.cli.chunk",
     "inspect": "chunkweave.worker.cli.inspect",
     "mcp": "chunkweave.worker.cli.mcp",
-    "ingest": "chunkweave.worker.cli.store",
+    "ingest": "chunkweave.worker.cli.ingest",
     "search": "chunkweave.worker.cli.store",
     "delete": "chunkweave.worker.cli.store",
     "export": "chunkweave.worker.cli.export",

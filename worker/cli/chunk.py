@@ -10,17 +10,15 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 import click
 
 from chunkweave.chunking import (
-    ApproxTokenCounter,
     Chunk,
     ChunkOptions,
-    chunk_document,
     needs_embedder,
-    resolve_options,
 )
-from chunkweave.chunking.models import Strategy, TableEmbed, TokenCounter
+from chunkweave.chunking.models import Strategy, TableEmbed
 from chunkweave.chunking.naive import naive_chunks
 from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
+from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 
 if TYPE_CHECKING:
@@ -89,8 +87,8 @@ def chunk_command(
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
     embedder = _embedder(settings, need_vectors=needs_embedder(opts))
-    counter: TokenCounter = embedder if embedder is not None else ApproxTokenCounter()
-    resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
+    chunker = Chunker(opts, embedder)
+    resolved = chunker.opts
     if max_tokens is not None and resolved.max_tokens != max_tokens:
         click.echo(
             f"note: --max-tokens {max_tokens} lowered to the embedder's limit "
@@ -98,14 +96,7 @@ def chunk_command(
             err=True,
         )
     doc = parse_document(file, settings.parse)
-    chunks = chunk_document(
-        doc,
-        resolved,
-        counter,
-        doc_id=_doc_id(file),
-        source=file,
-        embed=embedder.embed_documents if embedder is not None else None,
-    )
+    chunks = chunker.chunk(doc, doc_id=_doc_id(file), source=file)
     if not chunks:
         click.echo(f"warning: {file}: no chunks (document has no body text)", err=True)
     for warning in doc.warnings:
@@ -212,15 +203,10 @@ def eval_command(
         else:
             overrides = {"strategy": strategy, "max_tokens": max_tokens, "table_embed": embed}
             overrides["overlap_tokens"] = overlap_tokens
-            opts = resolve_options(_options(settings.chunking, overrides), embedder.max_tokens)
+            chunker = Chunker(_options(settings.chunking, overrides), embedder)
             # With several serialisations each report is named "<strategy>/<serialisation>".
             label = f"{strategy}/{embed}" if len(table_embeds) > 1 else strategy
-            chunks = {
-                name: chunk_document(
-                    doc, opts, embedder, doc_id=name, embed=embedder.embed_documents
-                )
-                for name, doc in parsed.items()
-            }
+            chunks = {name: chunker.chunk(doc, doc_id=name) for name, doc in parsed.items()}
         if score_chunks is None:
             reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
         else:

@@ -1,8 +1,9 @@
 """``chunkweave export SOURCE... --to DIR``: chunks as Markdown files, for another vector store.
 
-Parses and chunks each file exactly as ``chunkweave ingest`` would (same options,
-the configured embedder's token counter, the same document ids, so the same chunk
-IDs), and writes them with :class:`chunkweave.storage.files.FileSink`. No Weaviate
+Runs the document pipeline's stages (:mod:`chunkweave.storage.pipeline`) with the
+files as the target: each file is checked, parsed and chunked exactly as
+``chunkweave ingest`` would (the same chunker, the same document ids, so the same
+chunk IDs), and written with :class:`chunkweave.storage.files.FileSink`. No Weaviate
 and no embedding: only the tokenizer is loaded. A document whose file and chunker
 are those the manifest records (and whose files are all present) is skipped before
 parsing.
@@ -18,15 +19,14 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from chunkweave.chunking import chunk_document, needs_embedder, resolve_options
-from chunkweave.chunking.fingerprint import chunker_fingerprint
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers import ParseError, parse_document
-from chunkweave.parsers.document import file_sha1
 from chunkweave.storage.embedders import Embedder, make_embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.files import FileSink, SinkResult
 from chunkweave.storage.identity import doc_id_for
+from chunkweave.storage.pipeline.check import file_version
+from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
 from chunkweave.worker.cli.store import expand_paths
 from chunkweave.worker.settings import get_settings
@@ -40,13 +40,16 @@ def register(group: click.Group) -> None:
 
 
 class Exporter:
-    """Chunk files as ``ingest`` would and write them to one :class:`FileSink`."""
+    """The document pipeline's stages with a :class:`FileSink` as the target.
+
+    check (the manifest's record of the file's version and chunker), parse, chunk
+    (a :class:`~chunkweave.storage.pipeline.chunker.Chunker`, as ``ingest``'s), write.
+    """
 
     def __init__(self, sink: FileSink, embedder: Embedder, opts: ChunkOptions, settings: Any):
         self.sink = sink
-        self.embedder = embedder
-        self.opts = resolve_options(opts, embedder.max_tokens)
-        self.fingerprint = chunker_fingerprint(self.opts, embedder.name)
+        self.chunker = Chunker(opts, embedder)
+        self.fingerprint = self.chunker.fingerprint
         self.parse_opts = settings.parse
 
     def export(self, path: Path, *, force: bool = False) -> tuple[str, SinkResult | str]:
@@ -58,13 +61,10 @@ class Exporter:
         source = str(path)
         doc_id = doc_id_for(source)
         try:
-            if not force and self.sink.is_current(doc_id, file_sha1(path), self.fingerprint):
+            if not force and self.sink.is_current(doc_id, file_version(path), self.fingerprint):
                 return "skipped", SinkResult()
             doc = parse_document(path, self.parse_opts)
-            embed = self.embedder.embed_documents if needs_embedder(self.opts) else None
-            chunks = chunk_document(
-                doc, self.opts, self.embedder, doc_id=doc_id, source=source, embed=embed
-            )
+            chunks = self.chunker.chunk(doc, doc_id=doc_id, source=source)
             if not chunks:
                 return "failed", f"{source}: no chunks (document has no text content)"
             result = self.sink.write_document(doc_id, chunks)

@@ -58,22 +58,13 @@ def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) ->
     from chunkweave.worker.inspect import build_report, parse_with_routes, write_report
 
     started = time.perf_counter()
-    opts, resolved_embedder = _chunking(chunking)
-    from chunkweave.chunking import ApproxTokenCounter, chunk_document
+    chunker = _chunking(chunking)
     from chunkweave.worker.cli.chunk import _doc_id
     from chunkweave.worker.settings import get_settings
 
     settings = get_settings()
     doc, routes = parse_with_routes(file, settings.parse)
-    embedder = resolved_embedder
-    chunks = chunk_document(
-        doc,
-        opts,
-        embedder if embedder is not None else ApproxTokenCounter(),
-        doc_id=_doc_id(file),
-        source=file,
-        embed=embedder.embed_documents if embedder is not None else None,
-    )
+    chunks = chunker.chunk(doc, doc_id=_doc_id(file), source=file)
     note = None
     if doc.format != "pdf":
         note = f"{doc.format.upper()} has no pages to draw: this report shows the chunks only."
@@ -102,9 +93,10 @@ def inspect_command(file: str, output: str | None, dpi: int, **chunking: Any) ->
     click.echo(str(out))
 
 
-def _chunking(values: dict[str, Any]) -> tuple[Any, Any]:
-    """Return the resolved chunk options and the embedder (or None), as ``chunk`` does."""
-    from chunkweave.chunking import needs_embedder, resolve_options
+def _chunking(values: dict[str, Any]) -> Any:
+    """Return the chunker of these options and the embedder (or none), as ``chunk`` does."""
+    from chunkweave.chunking import needs_embedder
+    from chunkweave.storage.pipeline.chunker import Chunker
     from chunkweave.worker.cli.chunk import _embedder, _options
     from chunkweave.worker.settings import get_settings
 
@@ -122,8 +114,7 @@ def _chunking(values: dict[str, Any]) -> tuple[Any, Any]:
         overrides["contextualize"] = False
     opts = _options(settings.chunking, overrides)
     embedder = _embedder(settings, need_vectors=needs_embedder(opts))
-    resolved = resolve_options(opts, embedder.max_tokens if embedder is not None else None)
-    return resolved, embedder
+    return Chunker(opts, embedder)
 
 
 inspect_command.params.extend(p for p in chunk_command.params if p.name in _CHUNK_OPTIONS)

@@ -7,11 +7,10 @@ from typing import get_args
 
 import click
 
-from chunkweave.parsers import ParseOptions, parse_document
+from chunkweave.parsers import ParseOptions, calibration_report, parse_document
 from chunkweave.parsers.document import ParserName, PdfMode
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.markdown import to_markdown
-from chunkweave.parsers.pdf.calibrate import recorded_routes
 from chunkweave.worker.cli.common import friendly_errors
 
 
@@ -83,7 +82,7 @@ def parse_command(
     opts = ParseOptions.model_validate(
         {"parser": parser, "mode": mode, "ocr": ocr, "password": password}
     )
-    with recorded_routes() as routes:
+    with calibration_report() as routes:
         doc = parse_document(file, opts)
     for warning in doc.warnings:
         click.echo(f"warning: {file}: {warning}", err=True)

@@ -1,4 +1,4 @@
-"""``chunkweave ingest | search | delete | docs``: the store from the command line.
+"""``chunkweave search | delete | docs``: the store from the command line.
 
 With no Weaviate URL configured every command starts the project's local Weaviate
 (persistent data under ``Settings.data_dir / "weaviate"``) and says so on stderr.
@@ -9,41 +9,26 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
-import multiprocessing
-import os
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from chunkweave.chunking.models import ChunkOptions, Strategy
-from chunkweave.parsers.document import SUPPORTED_SUFFIXES, ParseOptions
-from chunkweave.parsers.errors import ErrorCode
-from chunkweave.storage.config import EmbedderConfig, FilesConfig, WeaviateConfig
+from chunkweave.parsers.document import SUPPORTED_SUFFIXES
+from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import Embedder, make_embedder
-from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import Condition, SearchRequest, filterable
 from chunkweave.storage.hits import Hit
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.ingest import Pipeline, open_pipeline
-from chunkweave.storage.metadata import MetadataConfig, MetadataError
+from chunkweave.storage.metadata import MetadataConfig
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.storage.protocols import ChunkStore
-from chunkweave.storage.stores import open_store
-from chunkweave.storage.values import DocOutcome, EmbedderIdentity
-from chunkweave.storage.weaviate.server.local import LocalWeaviate
-from chunkweave.worker.cli.common import (
-    echo_json,
-    friendly_errors,
-    metadata_options,
-    password_option,
-)
-from chunkweave.worker.enqueue import Enqueuer, check_job_tenant, command_line_metadata
+from chunkweave.storage.stores import local_server, open_store
+from chunkweave.storage.values import EmbedderIdentity
+from chunkweave.worker.cli.common import echo_json, friendly_errors
 from chunkweave.worker.settings import Settings, get_settings
 
 _stderr = Console(stderr=True)
@@ -57,7 +42,7 @@ def weaviate_config(settings: Settings) -> Iterator[WeaviateConfig]:
         yield cfg
         return
     data_dir = Path(cfg.data_dir) if cfg.data_dir else settings.data_dir / "weaviate"
-    with LocalWeaviate(data_dir) as server:
+    with local_server(data_dir) as server:
         how = "using the local Weaviate already running" if server.attached else "started"
         click.echo(
             f"no Weaviate URL configured (CHUNKWEAVE_WEAVIATE__URL): {how} on {server.url} "
@@ -89,208 +74,6 @@ def expand_paths(patterns: Sequence[str]) -> tuple[list[Path], list[str]]:
             unmatched.append(pattern)
         found.update(dict.fromkeys(p.resolve() for p in hits))
     return list(found), unmatched
-
-
-#: The ingest pool's worker processes each build one pipeline (embedder and client) once.
-_PIPELINE: Pipeline | None = None
-
-
-def _init_worker(
-    wcfg: WeaviateConfig,
-    ecfg: EmbedderConfig,
-    popts: ParseOptions,
-    copts: ChunkOptions,
-    files: FilesConfig | None = None,
-) -> None:
-    global _PIPELINE
-    _PIPELINE = open_pipeline(wcfg, make_embedder(ecfg), popts, copts, files)
-
-
-def _ingest_one(
-    path: str, force: bool, metadata: dict[str, Any] | None = None, tenant: str | None = None
-) -> DocOutcome:
-    assert _PIPELINE is not None, "worker not initialised"
-    return _PIPELINE.ingest(path, force=force, metadata=metadata, tenant=tenant)
-
-
-def _file_metadata(
-    files: list[Path], given: dict[str, object], settings: Settings
-) -> tuple[dict[Path, dict[str, Any]], list[DocOutcome]]:
-    """Each file's metadata: its sidecar under ``given``; a refused one fails that file."""
-    metas: dict[Path, dict[str, Any]] = {}
-    failed: list[DocOutcome] = []
-    for path in files:
-        try:
-            metas[path] = Enqueuer.doc_metadata(str(path), given, None, settings)
-        except MetadataError as err:
-            failed.append(
-                DocOutcome(
-                    source=str(path),
-                    doc_id=doc_id_for(path),
-                    status="failed",
-                    error_code=ErrorCode.BAD_METADATA,
-                    error=str(err),
-                )
-            )
-    return metas, failed
-
-
-def summarize(outcomes: Sequence[DocOutcome], seconds: float) -> dict[str, Any]:
-    """Build the ``--json`` summary of an ingest run."""
-    failed = [o for o in outcomes if o.status == "failed"]
-    return {
-        "documents": len(outcomes),
-        "pages": sum(o.pages for o in outcomes),
-        "chunks_added": sum(o.chunks_added for o in outcomes),
-        "chunks_unchanged": sum(o.chunks_unchanged for o in outcomes),
-        "chunks_deleted": sum(o.chunks_deleted for o in outcomes),
-        "skipped": sum(o.status == "unchanged" for o in outcomes),
-        "failed": [
-            {"source": o.source, "error_code": o.error_code, "error": o.error} for o in failed
-        ],
-        "seconds": round(seconds, 3),
-    }
-
-
-def _print_summary(summary: dict[str, Any]) -> None:
-    click.echo(
-        f"{summary['documents']} documents, {summary['pages']} pages: "
-        f"{summary['chunks_added']} chunks added, {summary['chunks_unchanged']} unchanged, "
-        f"{summary['chunks_deleted']} deleted; {summary['skipped']} skipped (unchanged), "
-        f"{len(summary['failed'])} failed; {summary['seconds']:.1f}s"
-    )
-    for item in summary["failed"]:
-        click.echo(f"  failed: {item['source']}: [{item['error_code']}] {item['error']}")
-
-
-def _run_all(
-    files: list[Path], settings: Settings, wcfg: WeaviateConfig, copts: ChunkOptions, **kw: Any
-) -> list[DocOutcome]:
-    workers, force, show = kw["workers"], kw["force"], kw["progress"]
-    extra = (kw["metas"], kw["tenant"])
-    init = (wcfg, settings.embedder, settings.parse, copts, settings.files)
-    columns = (TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=_stderr, transient=True, disable=not show) as bar:
-        task = bar.add_task("ingest", total=len(files))
-        _init_worker(*init)
-        assert _PIPELINE is not None
-        with contextlib.closing(_PIPELINE.store):
-            return _run_pending(files, _PIPELINE, init, workers, force, bar, task, extra)
-
-
-def _run_pending(
-    files: list[Path],
-    pipeline: Pipeline,
-    init: tuple[Any, ...],
-    workers: int,
-    force: bool,
-    bar: Progress,
-    task: Any,
-    extra: tuple[dict[Path, dict[str, Any]], str | None],
-) -> list[DocOutcome]:
-    metas, tenant = extra
-    outcomes: list[DocOutcome] = []
-    todo: list[Path] = []
-    for path in files:
-        # Unchanged documents are skipped here, before any worker process starts.
-        skip = None if force else _check(pipeline, path, metas.get(path), tenant)
-        if skip is None:
-            todo.append(path)
-        else:
-            outcomes.append(skip)
-            bar.advance(task)
-    if workers <= 1 or len(todo) <= 1:
-        for path in todo:
-            outcomes.append(_ingest_one(str(path), force, metas.get(path), tenant))
-            bar.advance(task)
-        return outcomes
-    # spawn, not fork: the gRPC client and onnxruntime threads do not survive fork.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(min(workers, len(todo)), context, _init_worker, init) as pool:
-        for outcome in pool.map(
-            _ingest_one,
-            map(str, todo),
-            [force] * len(todo),
-            [metas.get(p) for p in todo],
-            [tenant] * len(todo),
-        ):
-            outcomes.append(outcome)
-            bar.advance(task)
-    return outcomes
-
-
-def _check(
-    pipeline: Pipeline, path: Path, metadata: dict[str, Any] | None, tenant: str | None
-) -> DocOutcome | None:
-    try:
-        return pipeline.check_unchanged(path, metadata=metadata, tenant=tenant)
-    except (OSError, StoreError):
-        return None  # the full ingest reports the failure properly
-
-
-@click.command()
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--strategy", type=click.Choice(get_args(Strategy)), help="Chunking strategy.")
-@click.option("--workers", type=click.IntRange(min=1), help="Processes (default: CPUs, max 4).")
-@click.option("--force", is_flag=True, help="Re-parse even documents the ledger says are current.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
-@metadata_options
-@password_option
-@friendly_errors
-def ingest(
-    paths: tuple[str, ...],
-    strategy: str | None,
-    workers: int | None,
-    force: bool,
-    as_json: bool,
-    meta: tuple[str, ...],
-    meta_file: str | None,
-    tenant: str | None,
-) -> None:
-    """Ingest PDF/DOCX files, folders or globs into Weaviate (incrementally).
-
-    A file's sidecar NAME.meta.json (e.g. report.pdf.meta.json) gives its metadata;
-    a bad one fails that file only, naming the sidecar, the key and why.
-    """
-    started = time.monotonic()
-    settings = get_settings()
-    given = command_line_metadata(meta, meta_file, settings)
-    tenant = check_job_tenant(tenant, settings)
-    copts = settings.chunking
-    if strategy:
-        copts = copts.model_copy(update={"strategy": strategy})
-    files, unmatched = expand_paths(paths)
-    missing = [
-        DocOutcome(
-            source=p,
-            doc_id=doc_id_for(p),
-            status="failed",
-            error_code=ErrorCode.NOT_FOUND,
-            error=f"{p}: no PDF or DOCX file matches",
-        )
-        for p in unmatched
-    ]
-    metas, refused = _file_metadata(files, given, settings)
-    files = [p for p in files if p in metas]
-    outcomes: list[DocOutcome] = []
-    if files:
-        with weaviate_config(settings) as wcfg:
-            n = workers or min(4, os.cpu_count() or 1)
-            outcomes = _run_all(
-                files,
-                settings,
-                wcfg,
-                copts,
-                workers=n,
-                force=force,
-                progress=not as_json,
-                metas=metas,
-                tenant=tenant,
-            )
-    summary = summarize([*outcomes, *refused, *missing], time.monotonic() - started)
-    echo_json(summary) if as_json else _print_summary(summary)
-    if summary["failed"]:
-        raise SystemExit(1)
 
 
 def _open_store(settings: Settings, wcfg: WeaviateConfig) -> tuple[ChunkStore, Embedder]:
@@ -487,7 +270,7 @@ def delete(source: str | None, tenant: str | None) -> None:
 @click.option("--tenant", default=None, help="The tenant's ledger (required when multi-tenant).")
 @friendly_errors
 def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
-    """List the document ledger: status, chunk count, doc_id, source, metadata, error.
+    """List the document ledger: status, chunk count, doc_id, source, metadata, error, warnings.
 
     The doc_id is what `delete`, `search --filter doc_id=` and /ui/inspect take: a
     local file's file:// URI, or doc://NAME for a document stored under a name.
@@ -513,6 +296,8 @@ def docs(as_json: bool, filters: tuple[str, ...], tenant: str | None) -> None:
         error = f"  [{e.error_code}] {e.error}" if e.status == "failed" else ""
         meta = f"  {json.dumps(e.metadata, sort_keys=True)}" if e.metadata else ""
         click.echo(f"{e.status:6}  {e.chunk_count:6}  {e.doc_id}  {e.source}{meta}{error}")
+        for warning in e.warnings:
+            click.echo(f"        warning: {warning}")
     click.echo(f"{len(entries)} documents", err=True)
 
 
@@ -539,6 +324,6 @@ def _as_text(value: object) -> str:
 
 
 def register(group: click.Group) -> None:
-    """Add ``ingest``, ``search``, ``delete`` and ``docs`` to the root command."""
-    for command in (ingest, search, delete, docs):
+    """Add ``search``, ``delete`` and ``docs`` to the root command."""
+    for command in (search, delete, docs):
         group.add_command(command)

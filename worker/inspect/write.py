@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from chunkweave.worker.inspect.pages import DEFAULT_DPI, Fractions, PageFrame, PdfPages
+from chunkweave.parsers.page_images import DEFAULT_DPI, Fractions, PageFrame, PdfPages
 from chunkweave.worker.inspect.report import LeftOut, Report, chunk_colour
 
 #: What the PDF parser's route names mean, for the page heads.

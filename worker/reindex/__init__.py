@@ -37,13 +37,10 @@ from chunkweave.worker.reindex.versions import (
     build_spec,
     check_embedder,
     dry_run,
-    ledger_entries,
-    open_catalog,
     prune,
     refuse_multi_tenant,
     rollback,
     target_embedder,
-    version_cfg,
     versions,
 )
 
@@ -59,9 +56,7 @@ __all__ = [
     "build_spec",
     "check_embedder",
     "dry_run",
-    "ledger_entries",
     "load_state",
-    "open_catalog",
     "prune",
     "refuse_multi_tenant",
     "reset_stats",
@@ -69,6 +64,5 @@ __all__ = [
     "start",
     "status_lines",
     "target_embedder",
-    "version_cfg",
     "versions",
 ]

@@ -12,10 +12,7 @@ from chunkweave.storage.reindex.accounting import Accounting, account
 from chunkweave.storage.reindex.gate import GateResult, judge, score_store
 from chunkweave.storage.reindex.spec import ReindexSpec
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
-from chunkweave.storage.weaviate.alias import IndexCatalog, IndexVersion
-from chunkweave.storage.weaviate.client import connect
-from chunkweave.storage.weaviate.collection import create_chunk_collection
-from chunkweave.storage.weaviate.store import WeaviateStore
+from chunkweave.storage.versions import IndexVersion, VersionCatalog, open_catalog, open_version
 from chunkweave.worker import keys
 from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.jobs import DocState, JobStore, as_text
@@ -33,11 +30,8 @@ from chunkweave.worker.reindex.state import (
 )
 from chunkweave.worker.reindex.versions import (
     SpecFactory,
-    ledger_entries,
-    open_catalog,
     refuse_multi_tenant,
     target_embedder,
-    version_cfg,
 )
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
@@ -86,13 +80,7 @@ def start(settings: Settings, spec_for: SpecFactory, *, abandon: bool = False) -
                     f"{live.collection} is already chunked as {chunker} with {identity}: nothing "
                     "would change (--force to rebuild anyway)"
                 )
-            session = catalog.session
-            target = catalog.next_version(
-                identity,
-                chunker=chunker,
-                spec=spec.to_json(),
-                create=lambda name: create_chunk_collection(session, name, identity),
-            )
+            target = catalog.next_version(identity, chunker=chunker, spec=spec.to_json())
         else:
             target = catalog.put(target.model_copy(update={"spec": spec.to_json()}))
         lock = keys.reindex(cfg.collection) + ":lock"
@@ -175,7 +163,7 @@ def advance(settings: Settings, *, settle_s: float = 10.0, stall_s: float = 120.
 def _build_step(
     settings: Settings,
     r: redis.Redis,
-    catalog: IndexCatalog,
+    catalog: VersionCatalog,
     state: ReindexState,
     stall_s: float,
 ) -> ReindexState:
@@ -183,8 +171,7 @@ def _build_step(
     if target is None:
         return state.model_copy(update={"phase": "incomplete", "message": "target was dropped"})
     spec = ReindexSpec.model_validate_json(target.spec)
-    session = catalog.session
-    acc = account(ledger_entries(session, spec.live_ledger), ledger_entries(session, target.ledger))
+    acc = account(catalog.ledger_entries(spec.live_ledger), catalog.ledger_entries(target.ledger))
     reused, embedded = vector_stats(r, state.alias)
     now = time.time()
     state = state.model_copy(
@@ -245,7 +232,7 @@ def _ingest_in_flight(r: redis.Redis, alias: str) -> bool:
 
 
 def _delete_from(cfg: WeaviateConfig, version: IndexVersion, doc_ids: list[str]) -> None:
-    store = WeaviateStore(connect(cfg), version_cfg(cfg, version), version.identity)
+    store = open_version(cfg, version)
     try:
         ledger = store.open_ledger()
         for doc_id in doc_ids:
@@ -256,7 +243,7 @@ def _delete_from(cfg: WeaviateConfig, version: IndexVersion, doc_ids: list[str])
 
 
 def _gate(
-    settings: Settings, catalog: IndexCatalog, target: IndexVersion, spec: ReindexSpec
+    settings: Settings, catalog: VersionCatalog, target: IndexVersion, spec: ReindexSpec
 ) -> GateResult | None:
     if not spec.qa:
         return None
@@ -267,9 +254,8 @@ def _gate(
     cfg = settings.weaviate
     scores = []
     for version in (live, target):
-        store = WeaviateStore(connect(cfg), version_cfg(cfg, version), version.identity)
+        store = open_version(cfg, version, ensure=True)
         try:
-            store.ensure_schema()
             scores.append(score_store(store, embedder, spec.qa))
         finally:
             store.close()
@@ -279,7 +265,7 @@ def _gate(
 def _gate_and_switch(
     settings: Settings,
     r: redis.Redis,
-    catalog: IndexCatalog,
+    catalog: VersionCatalog,
     state: ReindexState,
     target: IndexVersion,
     spec: ReindexSpec,
@@ -321,7 +307,7 @@ def _gate_and_switch(
 def _settle_step(
     settings: Settings,
     r: redis.Redis,
-    catalog: IndexCatalog,
+    catalog: VersionCatalog,
     state: ReindexState,
     settle_s: float,
 ) -> ReindexState:
@@ -329,22 +315,15 @@ def _settle_step(
     switched = state.switched_at or time.time()
     old = catalog.get(state.live)
     live = catalog.live()
-    if (
-        old is not None
-        and live is not None
-        and catalog.session.client.collections.exists(old.ledger)
-    ):
-        acc = account(
-            ledger_entries(catalog.session, old.ledger),
-            ledger_entries(catalog.session, live.ledger),
-        )
+    if old is not None and live is not None and catalog.has_ledger(old.ledger):
+        acc = account(catalog.ledger_entries(old.ledger), catalog.ledger_entries(live.ledger))
         late = [e for e in acc.missing if e.updated_at and e.updated_at.timestamp() > switched - 60]
         # An ingest in flight at the switch may have written the old chunking into the
         # new version: its ledger entry says so, and it is ingested again.
         known = {e.doc_id for e in late}
         late += [
             e
-            for e in ledger_entries(catalog.session, live.ledger)
+            for e in catalog.ledger_entries(live.ledger)
             if e.status == "ok"
             and live.chunker
             and e.chunker != live.chunker
@@ -365,6 +344,6 @@ def _settle_step(
     return state.model_copy(update={"phase": "done", "timings": timings, "message": message})
 
 
-def _keep(catalog: IndexCatalog, state: ReindexState) -> int:
+def _keep(catalog: VersionCatalog, state: ReindexState) -> int:
     target = catalog.get(state.target)
     return ReindexSpec.model_validate_json(target.spec).keep if target and target.spec else 1

@@ -2,66 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from chunkweave.chunking.api import resolve_options
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.embedders.base import Embedder
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.evaluate import QAItem
+from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.storage.reindex.follow import reachable
 from chunkweave.storage.reindex.plan import ReindexPlan, make_plan
 from chunkweave.storage.reindex.spec import ReindexSpec
-from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
-from chunkweave.storage.weaviate.alias import IndexCatalog, IndexVersion
-from chunkweave.storage.weaviate.client import WeaviateSession, connect
-from chunkweave.storage.weaviate.collection import REINDEX_HINT
-from chunkweave.storage.weaviate.ledger import WeaviateLedger
-from chunkweave.storage.weaviate.schema import parse_identity
-from chunkweave.storage.weaviate.store import WeaviateStore
+from chunkweave.storage.values import EmbedderIdentity
+from chunkweave.storage.versions import (
+    REINDEX_HINT,
+    IndexVersion,
+    open_catalog,
+    open_version,
+)
 from chunkweave.worker import keys
 from chunkweave.worker.reindex.state import ReindexRefusedError, load_state, save_state
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
-
-
-@contextmanager
-def open_catalog(cfg: WeaviateConfig) -> Iterator[IndexCatalog]:
-    """Open a catalog on its own connection; a plain collection found there is adopted."""
-    session = WeaviateSession(connect(cfg), cfg)
-    try:
-        catalog = IndexCatalog(session)
-        catalog.ensure()
-        if catalog.is_plain(catalog.alias) and catalog.get(catalog.alias) is None:
-            config = session.client.collections.use(catalog.alias).config.get(simple=True)
-            identity = parse_identity(config.description)
-            if identity is None:
-                raise StoreError(f"collection {catalog.alias!r} was not created by chunkweave")
-            catalog.adopt(identity)
-        yield catalog
-    finally:
-        session.close()
-
-
-def version_cfg(cfg: WeaviateConfig, version: IndexVersion) -> WeaviateConfig:
-    """``cfg`` addressing ``version``'s own collections (not through the aliases)."""
-    return cfg.model_copy(
-        update={
-            "collection": version.collection,
-            "ledger_collection": version.ledger,
-            "versioned": False,
-        }
-    )
-
-
-def ledger_entries(session: WeaviateSession, ledger: str) -> list[LedgerEntry]:
-    """Every entry of ledger collection ``ledger``."""
-    cfg = session.cfg.model_copy(update={"ledger_collection": ledger})
-    return list(WeaviateLedger(WeaviateSession(session.client, cfg)).entries())
 
 
 def target_embedder(spec: ReindexSpec, settings: Settings) -> Embedder:
@@ -86,13 +48,11 @@ def build_spec(
     live_spec = live.spec_dict()
     live_chunking = ChunkOptions(**live_spec["chunking"]) if live_spec else settings.chunking
     return ReindexSpec(
-        chunking=resolve_options(chunking, embedder.max_tokens),
+        chunking=Chunker(chunking, embedder).opts,
         embedder=settings.embedder,
         live_collection=live.collection,
         live_ledger=live.ledger,
-        live_chunking=resolve_options(live_chunking, embedder.max_tokens)
-        if same and reuse
-        else None,
+        live_chunking=Chunker(live_chunking, embedder).opts if same and reuse else None,
         qa=qa,
         margin=margin,
         force=force,
@@ -173,10 +133,10 @@ def dry_run(settings: Settings, spec_for: SpecFactory) -> ReindexPlan:
             raise ReindexRefusedError(f"{cfg.collection}: nothing to reindex (ingest first)")
         spec = spec_for(live)
         embedder = spec_for.embedder or target_embedder(spec, settings)
-        entries = ledger_entries(catalog.session, live.ledger)
+        entries = catalog.ledger_entries(live.ledger)
         store = None
         if spec.live_chunking is not None:
-            store = WeaviateStore(connect(cfg), version_cfg(cfg, live), live.identity)
+            store = open_version(cfg, live)
         try:
             return make_plan(
                 entries,

@@ -55,13 +55,13 @@ def unrebuildable(entries: Iterable[LedgerEntry], settings: Settings) -> list[tu
 
 def live_unrebuildable(settings: Settings) -> list[tuple[str, str]]:
     """:func:`unrebuildable` over the live version's ledger (nothing stored: none)."""
-    from chunkweave.worker.reindex.versions import ledger_entries, open_catalog
+    from chunkweave.storage.versions import open_catalog
 
     with open_catalog(settings.weaviate) as catalog:
         live = catalog.live()
         if live is None:
             return []
-        entries = ledger_entries(catalog.session, live.ledger)
+        entries = catalog.ledger_entries(live.ledger)
     return unrebuildable(entries, settings)
 
 

@@ -83,12 +83,13 @@ def transient_code(exc: BaseException) -> ErrorCode:
     return ErrorCode.STORE_UNAVAILABLE
 
 
-class TransientOutcomeError(TransientError, RuntimeError):
-    """The pipeline reported a transient failure in its outcome instead of raising."""
+def ledger_recorder(run: DocRun) -> Callable[[ErrorCode, str], None]:
+    """Return what records a failure of ``run``'s document in its ledger entry."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
+    def record(code: ErrorCode, message: str) -> None:
+        run.rt.pipeline.record_failed(run.doc_id, run.source, code, message, tenant=run.tenant)
+
+    return record
 
 
 def notify_job_finished(job_id: str) -> None:
@@ -218,6 +219,8 @@ def doc_task(name: str, *, action: Action = "ingest") -> Callable[[Body], Task]:
         ) -> dict[str, Any]:
             run = new_run(get_runtime(), job_id=job_id, source=source, doc_id=doc_id, action=action)
             run.metadata, run.tenant = dict(metadata or {}), tenant
+            if action == "ingest":
+                run.record_in_ledger = ledger_recorder(run)
             return run_guarded(self, run, lambda: body(self, run, **arguments))
 
         # Not functools.wraps: Celery checks call arguments against the signature of

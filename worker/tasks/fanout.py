@@ -23,14 +23,10 @@ from typing import Any
 
 from celery import Task
 
-from chunkweave.parsers.api import parse_document
-from chunkweave.parsers.document import ParsedDocument, file_sha1
+from chunkweave.parsers import ParsedDocument, page_count, parse_document, warm_up
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.parsers.parts import join_parts
-
-# Imported at module load, i.e. in the worker's parent process before it forks, so
-# no task pays the (seconds-long) first import of PyMuPDF against its time limit.
-from chunkweave.parsers.pdf import page_count
+from chunkweave.storage.pipeline.check import file_version
 from chunkweave.worker import keys
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
@@ -38,6 +34,10 @@ from chunkweave.worker.tasks import slices
 from chunkweave.worker.tasks.base import doc_task, write_lock
 from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
+
+# At module load, i.e. in the worker's parent process before it forks, so no task
+# pays the (seconds-long) first import of PyMuPDF against its time limit.
+warm_up()
 
 
 def plan_ranges(pages: int, part_pages: int) -> list[tuple[int, int]]:
@@ -62,23 +62,22 @@ def _parts(run: DocRun, sha1: str) -> Parts:
 def fan_out(run: DocRun, path: Path, *, force: bool, task: Task) -> dict[str, Any] | None:
     """Fan a large PDF out into ``parse_part`` tasks; None when it runs as one task.
 
-    An unchanged document is recorded as such before anything is fanned out, and
-    one whose metadata alone changed is given it in place (under the document's
-    write lock; a pipeline without ``retag_unchanged`` fans it out).
+    The pipeline's check stage runs first, on the file's hash the task took: an
+    unchanged document is recorded as such before anything is fanned out, and one
+    whose metadata alone changed is given it in place (under the document's write lock).
     """
     parts = plan(path, run.rt.settings)
     if parts is None:
         return None
     if not force:
-        skip = run.rt.pipeline.check_unchanged(
-            path, source=run.source, doc_id=run.doc_id, **run.carried()
-        )
-        if skip is not None:
-            return run.done(skip)
-        retag = getattr(run.rt.pipeline, "retag_unchanged", None)
-        if callable(retag):
+        pipeline = run.rt.pipeline
+        ids: dict[str, Any] = {"source": run.source, "doc_id": run.doc_id, "sha1": run.sha1}
+        checked = pipeline.check(path, **ids, **run.carried())
+        if checked.verdict == "unchanged":
+            return run.done(checked.unchanged())
+        if checked.verdict == "metadata_only":
             with write_lock(task, run):
-                retagged = retag(path, source=run.source, doc_id=run.doc_id, **run.carried())
+                retagged = pipeline.retag(path, **ids, **run.carried())
             if retagged is not None:
                 return run.done(retagged)
     start(run, parts)
@@ -123,14 +122,14 @@ def parse_part(
     if not _still_wanted(run):
         return {"doc_id": run.doc_id, "status": "skipped"}
     with fetched(run.source, settings) as path:
-        if file_sha1(path) != sha1:
+        if file_version(path) != sha1:
             return run.failed(
                 ErrorCode.CHANGED, f"{run.source}: changed while being processed; re-enqueue it"
             )
         if not run.count_attempt():
             return run.poisoned(f"pages {first}-{last}")
         opts = settings.parse.model_copy(update={"page_range": (first, last)})
-        doc = parse_document(path, opts)
+        doc = parse_document(path, opts)  # the pipeline's parse stage, for one page range
     completed, count = _parts(run, sha1).finish(
         index, parts, payload=doc.model_dump_json().encode()
     )

@@ -1,8 +1,10 @@
 """The document tasks: ingest one source, delete one document.
 
 Each receives ``job_id``, a source URI and its ``doc_id``; it reads the source
-(:mod:`chunkweave.worker.sources`), calls the pipeline, and records the outcome
-(:mod:`chunkweave.worker.tasks.recorder`).
+(:mod:`chunkweave.worker.sources`), hashes it once, calls the pipeline
+(:mod:`chunkweave.storage.pipeline`: check, parse, chunk, write -> commit), and records
+the outcome (:mod:`chunkweave.worker.tasks.recorder`). A transient failure the
+pipeline raises is retried by the task shell (:mod:`.base`).
 
 - Idempotent: chunk ids are deterministic and the pipeline skips unchanged
   documents, so a duplicate delivery writes nothing new and is not counted twice.
@@ -26,18 +28,15 @@ from celery import Task
 # fanout does with pymupdf): the default pipeline and its store client come loaded in
 # every pool child, which then builds its pipeline well within the pool's start-up
 # timeout instead of importing them first (seconds on a loaded host).
-import chunkweave.storage.ingest  # noqa: F401
-from chunkweave.parsers.document import file_sha1
+import chunkweave.storage.pipeline.conductor  # noqa: F401
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.metadata import jsonable, validate_metadata
+from chunkweave.storage.pipeline.check import file_version
+from chunkweave.worker.celery_app import app
+from chunkweave.worker.runtime import get_runtime
 from chunkweave.worker.sources import fetched, source_metadata
 from chunkweave.worker.tasks import fanout
-from chunkweave.worker.tasks.base import (
-    TRANSIENT_CODES,
-    TransientOutcomeError,
-    doc_task,
-    write_lock,
-)
+from chunkweave.worker.tasks.base import backoff_s, doc_task, is_transient, write_lock
 from chunkweave.worker.tasks.recorder import DocRun
 
 log = logging.getLogger(__name__)
@@ -51,7 +50,7 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
     with ExitStack() as open_source:
         with run.timer.stage("fetch"):
             path = open_source.enter_context(fetched(run.source, rt.settings))
-            run.sha1 = file_sha1(path)
+            run.sha1 = file_version(path)  # the one read and hash of the file
             own = source_metadata(run.source, rt.settings)
         if own:  # an S3 object's user metadata and tags; the caller's win
             cfg = rt.settings.weaviate.metadata
@@ -72,12 +71,34 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
             return fanned_out
         with write_lock(task, run):
             outcome = rt.pipeline.ingest(
-                path, source=run.source, doc_id=run.doc_id, force=force, **run.carried()
+                path,
+                source=run.source,
+                doc_id=run.doc_id,
+                force=force,
+                sha1=run.sha1,
+                **run.carried(),
             )
-    if outcome.status == "failed" and outcome.error_code in TRANSIENT_CODES:
-        code = ErrorCode(outcome.error_code)
-        raise TransientOutcomeError(code, outcome.error or code)
     return run.done(outcome)
+
+
+@app.task(bind=True, name="chunkweave.record_failure", max_retries=None)
+def record_failure(
+    task: Task, *, source: str, doc_id: str, error_code: str, error: str, tenant: str | None = None
+) -> dict[str, Any]:
+    """Record in the ledger a document the producer refused (a bad sidecar), and why.
+
+    The job already says so; this puts the failure, with its code, in the document's
+    ledger entry too (``chunkweave docs``), as every failure of a task is. Retried
+    while the store is unreachable, like a document task.
+    """
+    rt = get_runtime()
+    try:
+        rt.pipeline.record_failed(doc_id, source, ErrorCode(error_code), error, tenant=tenant)
+    except Exception as err:
+        if not is_transient(err) or task.request.retries >= rt.settings.task_max_retries:
+            raise
+        raise task.retry(exc=err, countdown=backoff_s(task)) from err
+    return {"doc_id": doc_id, "status": "recorded"}
 
 
 @doc_task("chunkweave.delete_document", action="delete")

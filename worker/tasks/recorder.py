@@ -57,6 +57,9 @@ class DocRun:
         #: the pipeline's come with its outcome.
         self.timer = StageTimer()
         self._on_failure: list[Callable[[], None]] = []
+        #: Records a failure in the document's ledger entry (set for the ingest tasks);
+        #: the pipeline records the failures it returns itself.
+        self.record_in_ledger: Callable[[ErrorCode, str], None] | None = None
 
     def carried(self) -> dict[str, Any]:
         """Return the metadata and tenant as task keyword arguments (only those set).
@@ -96,7 +99,9 @@ class DocRun:
         """Record a pipeline outcome; a ``failed`` outcome is recorded as failed."""
         if outcome.status == "failed":
             code = ErrorCode(outcome.error_code) if outcome.error_code else ErrorCode.INTERNAL
-            return self.failed(code, outcome.error or "failed")
+            return self.failed(
+                code, outcome.error or "failed", warnings=outcome.warnings, in_ledger=True
+            )
         self.clear_attempts()
         seconds = time.monotonic() - self.started
         if not self._already_final():
@@ -120,19 +125,39 @@ class DocRun:
                 chunks_added=outcome.chunks_added,
                 chunks_unchanged=outcome.chunks_unchanged,
                 chunks_deleted=outcome.chunks_deleted,
+                warnings=outcome.warnings,
             )
             self._finish(state)
         return {"doc_id": self.doc_id, "status": outcome.status, "seconds": round(seconds, 3)}
 
-    def failed(self, code: ErrorCode, message: str) -> dict[str, Any]:
+    def failed(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        warnings: tuple[str, ...] = (),
+        in_ledger: bool = False,
+    ) -> dict[str, Any]:
         """Record the document failed with a reason code and a one-line message.
 
         Callbacks registered with :meth:`on_failure` run first (releasing what the run
-        holds, such as a write lease).
+        holds, such as a write lease); then, unless it is ``in_ledger`` already, the
+        failure is recorded in the ledger (best effort: the store may be what failed).
         """
         for release in self._on_failure:
             release()
         self._on_failure.clear()
+        # A lost lease means another writer owns the document now: its entry is theirs.
+        if (
+            self.record_in_ledger is not None
+            and not in_ledger
+            and code != ErrorCode.LEASE_LOST
+            and not self._already_final()
+        ):
+            try:
+                self.record_in_ledger(code, message)
+            except Exception as err:  # noqa: BLE001 - the job record must still be written
+                log.warning("%s: could not record the failure in the ledger: %s", self.source, err)
         self.clear_attempts()
         seconds = time.monotonic() - self.started
         if not self._already_final():
@@ -141,6 +166,7 @@ class DocRun:
                 status="failed",
                 error_code=code,
                 error=message,
+                warnings=warnings,
                 timings=self.timer.rounded(),
                 seconds=round(seconds, 4),
             )

@@ -21,40 +21,38 @@ from typing import Any
 
 from celery import Task
 
-from chunkweave.parsers.document import file_sha1
-from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.embedders.base import Embedder
-from chunkweave.storage.ingest import Pipeline
+from chunkweave.storage.pipeline.check import file_version
+from chunkweave.storage.pipeline.conductor import Pipeline
+from chunkweave.storage.protocols import DocumentLedger
 from chunkweave.storage.reindex.cache import ReusingEmbedder
 from chunkweave.storage.reindex.reindexer import Reindexer
 from chunkweave.storage.reindex.spec import ReindexSpec
 from chunkweave.storage.values import EmbedderIdentity, LedgerEntry
-from chunkweave.storage.weaviate.client import WeaviateSession, connect
-from chunkweave.storage.weaviate.ledger import WeaviateLedger
-from chunkweave.storage.weaviate.store import WeaviateStore
+from chunkweave.storage.versions import live_ledger, open_catalog, open_live, open_target
 from chunkweave.worker import reindex as coordinator
 from chunkweave.worker.celery_app import app
 from chunkweave.worker.locks import DocLock
 from chunkweave.worker.runtime import Runtime, get_runtime
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
-from chunkweave.worker.tasks.base import TRANSIENT_CODES, TransientOutcomeError, run_guarded
+from chunkweave.worker.tasks.base import run_guarded
 from chunkweave.worker.tasks.recorder import DocRun
 
-_reindexers: dict[str, tuple[Reindexer, WeaviateLedger, str]] = {}
+_reindexers: dict[str, tuple[Reindexer, DocumentLedger, str]] = {}
 _guard = threading.Lock()
 
 
 def open_reindexer(
     settings: Settings, target: str, own: Embedder | None = None
-) -> tuple[Reindexer, WeaviateLedger, str]:
+) -> tuple[Reindexer, DocumentLedger, str]:
     """Build the reindexer of ``target`` from its catalog record, the live ledger, the alias.
 
     ``own`` (the worker's embedder) is used when it is the target's; otherwise the
     target's recorded embedder is built.
     """
     cfg = settings.weaviate
-    with coordinator.open_catalog(cfg) as catalog:
+    with open_catalog(cfg) as catalog:
         version = catalog.get(target)
     if version is None or not version.spec:
         raise LookupError(f"{target}: no reindex target of that name is recorded")
@@ -65,21 +63,13 @@ def open_reindexer(
     else:
         embedder = coordinator.target_embedder(spec, settings)
     cache = ReusingEmbedder(embedder)
-    store = WeaviateStore.open(coordinator.version_cfg(cfg, version), wanted)
+    store = open_target(cfg, version)
     pipeline = Pipeline(
         store=store, embedder=cache, parse_opts=settings.parse, chunk_opts=spec.chunking
     )
-    live_cfg = cfg.model_copy(
-        update={
-            "collection": spec.live_collection,
-            "ledger_collection": spec.live_ledger,
-            "versioned": False,
-        }
-    )
     live_store = None
     if spec.live_chunking is not None:
-        live_store = WeaviateStore(connect(live_cfg), live_cfg, wanted)
-        live_store.ensure_schema()
+        live_store = open_live(cfg, spec.live_collection, spec.live_ledger, wanted)
     reindexer = Reindexer(
         target=pipeline,
         cache=cache,
@@ -87,16 +77,15 @@ def open_reindexer(
         live_chunking=spec.live_chunking,
         live_counter=embedder if live_store is not None else None,
     )
-    ledger = WeaviateLedger(WeaviateSession(store.client, live_cfg))
+    ledger = live_ledger(store, cfg, spec.live_collection, spec.live_ledger)
     return reindexer, ledger, version.alias
 
 
-def reindexer_for(rt: Runtime, target: str) -> tuple[Reindexer, WeaviateLedger, str]:
+def reindexer_for(rt: Runtime, target: str) -> tuple[Reindexer, DocumentLedger, str]:
     """Return this process's reindexer of ``target``, the live ledger, and the alias."""
     with _guard:
         if target not in _reindexers:
-            own = getattr(rt.pipeline, "embedder", None)
-            _reindexers[target] = open_reindexer(rt.settings, target, own)
+            _reindexers[target] = open_reindexer(rt.settings, target, rt.pipeline.embedder)
         return _reindexers[target]
 
 
@@ -119,7 +108,7 @@ def _reindex(task: Task, run: DocRun, target: str) -> dict[str, Any]:
     run.running(stage="fetching")
     with ExitStack() as held:
         path = held.enter_context(fetched(entry.source, rt.settings))
-        run.sha1 = file_sha1(path)
+        run.sha1 = file_version(path)  # the one read and hash of the file
         if not run.count_attempt():
             return run.poisoned("the document")
         lock = held.enter_context(
@@ -131,13 +120,10 @@ def _reindex(task: Task, run: DocRun, target: str) -> dict[str, Any]:
         run.running(stage="reindexing")
         cache = reindexer.cache
         before = cache.reused, cache.embedded
-        outcome = reindexer.reindex(path, entry)
+        outcome = reindexer.reindex(path, entry, sha1=run.sha1)
         coordinator.add_stats(
             rt.redis, alias, reused=cache.reused - before[0], embedded=cache.embedded - before[1]
         )
-    if outcome.status == "failed" and outcome.error_code in TRANSIENT_CODES:
-        code = ErrorCode(outcome.error_code)
-        raise TransientOutcomeError(code, outcome.error or code)
     return run.done(outcome)
 
 

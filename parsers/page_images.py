@@ -1,4 +1,6 @@
-"""PDF pages for the report: images at a bounded resolution, boxes in the image's frame.
+"""PDF page images at a bounded resolution, and boxes placed in the image's frame.
+
+The public way to draw a parsed PDF's pages (``chunkweave inspect``'s report).
 
 Chunk regions and element boxes are in the frame the parser read the page's text
 in: PyMuPDF's unrotated page, origin top-left (:class:`~chunkweave.chunking.models.Region`).
