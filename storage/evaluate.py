@@ -4,20 +4,23 @@ A QA file has one JSON object per line: ``question``, ``evidence`` (a string cop
 verbatim from the document), optionally ``doc`` (the file name it comes from) and
 ``kind`` (a tag such as ``table`` or ``heading`` for per-kind scores).
 
-Retrieval is exhaustive cosine similarity over every chunk of every document (in
-memory, numpy), so scores measure the chunking and the embedder, nothing else. A
-retrieved chunk is a hit when its ``text`` contains the evidence (whitespace
-normalised) and, if the question names a ``doc``, it comes from that document.
+Here retrieval is exhaustive cosine similarity over every chunk of every document
+(in memory, numpy: the fast mode), so scores measure the chunking and the embedder,
+nothing else; :mod:`chunkweave.storage.served_eval` asks a real store instead, as
+``chunkweave search`` does. Either way a retrieved chunk is a hit when its ``text``
+contains the evidence (whitespace normalised) and, if the question names a ``doc``,
+it comes from that document; relevance is binary (nDCG counts every such chunk).
 Parent (``section``) chunks are not retrieved: they are read, not searched.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -26,6 +29,9 @@ from chunkweave.chunking.models import Chunk
 from chunkweave.storage.embedders.base import Embedder
 
 KS = (1, 5, 10)
+#: The depth of nDCG, and how many top hits "tokens a hit returns" averages over.
+NDCG_K = 10
+HIT_TOKENS_K = 5
 _WS = re.compile(r"\s+")
 
 
@@ -41,7 +47,12 @@ class QAItem(BaseModel):
 
 
 class Scores(BaseModel):
-    """Recall@k (share of questions with a hit in the top k) and MRR over ``n`` questions."""
+    """Recall@k (share of questions with a hit in the top k) and MRR over ``n`` questions.
+
+    With a full evaluation also nDCG@10 (binary relevance), ``found`` (the ceiling:
+    questions whose evidence is inside some chunk), the search latency percentiles
+    (ms; served mode only) and ``hit_tokens``, the mean tokens of a top-5 hit.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,6 +61,18 @@ class Scores(BaseModel):
     recall_at_5: float
     recall_at_10: float
     mrr: float
+    ndcg_at_10: float | None = None
+    found: int | None = None
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    hit_tokens: float | None = None
+
+
+class Ranked(NamedTuple):
+    """One retrieved chunk as scored: its stored text and the document it is from."""
+
+    text: str
+    doc: str
 
 
 class StrategyReport(BaseModel):
@@ -65,6 +88,10 @@ class StrategyReport(BaseModel):
     strategy: str
     chunker: str
     chunks: int
+    #: How the chunks were searched: ``numpy`` (in memory) or the served search mode.
+    mode: str = "numpy"
+    #: The scratch collection of a served evaluation (gone unless kept).
+    collection: str | None = None
     embedded_tokens: int
     evidence_in_chunks: int
     overall: Scores
@@ -193,6 +220,18 @@ def score(ranks: Iterable[int | None]) -> Scores:
     )
 
 
+def ndcg_at_k(positions: Sequence[int], relevant: int, k: int = NDCG_K) -> float:
+    """nDCG@k with binary relevance: hits at 1-based ``positions``, ``relevant`` in all.
+
+    DCG sums ``1 / log2(position + 1)`` over the hits within the top ``k``; the ideal
+    puts ``min(relevant, k)`` hits first. 0.0 when nothing is relevant.
+    """
+    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(relevant, k) + 1))
+    if ideal == 0.0:
+        return 0.0
+    return sum(1.0 / math.log2(p + 1) for p in positions if p <= k) / ideal
+
+
 def evaluate_chunks(
     strategy: str,
     questions: Sequence[QAItem],
@@ -202,11 +241,29 @@ def evaluate_chunks(
     k: int = 10,
     cache: dict[str, list[float]] | None = None,
 ) -> StrategyReport:
-    """Embed all chunks and questions with ``embedder`` and score retrieval.
+    """Embed all chunks and questions with ``embedder`` and score retrieval (numpy mode).
 
     ``cache`` (text -> vector) lets several strategies share vectors of identical
     embed texts within one run.
     """
+    chunks, docs = searchable(chunks_by_doc)
+    cache = {} if cache is None else cache
+    chunk_vectors = embed_cached([c.embed_text for c in chunks], embedder, cache)
+    query_vectors = np.array(
+        [embedder.embed_query(q.question) for q in questions], dtype=np.float32
+    )
+    sims = _unit(query_vectors) @ _unit(chunk_vectors).T if chunks else None
+    rankings = [
+        [Ranked(chunks[i].text, docs[i]) for i in _top_k(sims[qi], max(k, max(KS)))]
+        if sims is not None
+        else []
+        for qi in range(len(questions))
+    ]
+    return report_rankings(strategy, questions, chunks, docs, rankings, embedder.count)
+
+
+def searchable(chunks_by_doc: dict[str, list[Chunk]]) -> tuple[list[Chunk], list[str]]:
+    """Return the chunks a search may return (not ``section`` parents) and their documents."""
     docs: list[str] = []
     chunks: list[Chunk] = []
     for name in sorted(chunks_by_doc):
@@ -214,27 +271,90 @@ def evaluate_chunks(
             if chunk.type != "section":
                 docs.append(name)
                 chunks.append(chunk)
-    cache = {} if cache is None else cache
-    chunk_vectors = _embed_cached([c.embed_text for c in chunks], embedder, cache)
-    query_vectors = np.array(
-        [embedder.embed_query(q.question) for q in questions], dtype=np.float32
-    )
-    ranks = hit_ranks(questions, chunks, docs, chunk_vectors, query_vectors, max(k, max(KS)))
+    return chunks, docs
+
+
+def report_rankings(
+    strategy: str,
+    questions: Sequence[QAItem],
+    chunks: Sequence[Chunk],
+    docs: Sequence[str],
+    rankings: Sequence[Sequence[Ranked]],
+    count_tokens: Callable[[str], int],
+    *,
+    latencies_ms: Sequence[float] | None = None,
+    mode: str = "numpy",
+    collection: str | None = None,
+) -> StrategyReport:
+    """Score one ranking per question (best first) against ``chunks`` (with their ``docs``).
+
+    A ranked chunk is relevant when it holds the evidence (and is from the named
+    ``doc``); how many of ``chunks`` are relevant sets each question's ideal DCG and
+    its ceiling. ``latencies_ms`` (one per question) gives the latency percentiles;
+    ``count_tokens`` counts the tokens of the top :data:`HIT_TOKENS_K` hits.
+    """
     texts = [normalize(c.text) for c in chunks]
-    found = sum(1 for q in questions if any(normalize(q.evidence) in t for t in texts))
+    tokens: dict[str, int] = {}
+    rows: list[_Row] = []
+    for qi, item in enumerate(questions):
+        evidence = normalize(item.evidence)
+
+        def relevant(text: str, doc: str, evidence: str = evidence, item: QAItem = item) -> bool:
+            return evidence in text and (item.doc is None or doc == item.doc)
+
+        total = sum(1 for t, d in zip(texts, docs, strict=True) if relevant(t, d))
+        positions = [p for p, r in enumerate(rankings[qi], 1) if relevant(normalize(r.text), r.doc)]
+        for r in rankings[qi][:HIT_TOKENS_K]:
+            if r.text not in tokens:
+                tokens[r.text] = count_tokens(r.text)
+        top = [tokens[r.text] for r in rankings[qi][:HIT_TOKENS_K]]
+        rows.append(
+            _Row(
+                rank=positions[0] if positions else None,
+                ndcg=ndcg_at_k(positions, max(total, len(positions))),
+                found=total > 0,
+                latency=latencies_ms[qi] if latencies_ms is not None else None,
+                hit_tokens=top,
+            )
+        )
     kinds = sorted({q.kind for q in questions if q.kind})
     return StrategyReport(
         strategy=strategy,
         chunker=chunks[0].chunker if chunks else "",
         chunks=len(chunks),
+        mode=mode,
+        collection=collection,
         embedded_tokens=sum(c.token_count for c in chunks),
-        evidence_in_chunks=found,
-        overall=score(ranks),
+        evidence_in_chunks=sum(r.found for r in rows),
+        overall=_full_score(rows),
         by_kind={
-            kind: score(r for q, r in zip(questions, ranks, strict=True) if q.kind == kind)
+            kind: _full_score([r for q, r in zip(questions, rows, strict=True) if q.kind == kind])
             for kind in kinds
         },
-        ranks=tuple(ranks),
+        ranks=tuple(r.rank for r in rows),
+    )
+
+
+class _Row(NamedTuple):
+    rank: int | None
+    ndcg: float
+    found: bool
+    latency: float | None
+    hit_tokens: list[int]
+
+
+def _full_score(rows: Sequence[_Row]) -> Scores:
+    base = score(r.rank for r in rows)
+    latencies = [r.latency for r in rows if r.latency is not None]
+    hit_tokens = [t for r in rows for t in r.hit_tokens]
+    return base.model_copy(
+        update={
+            "ndcg_at_10": sum(r.ndcg for r in rows) / len(rows) if rows else 0.0,
+            "found": sum(r.found for r in rows),
+            "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else None,
+            "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else None,
+            "hit_tokens": sum(hit_tokens) / len(hit_tokens) if hit_tokens else None,
+        }
     )
 
 
@@ -254,9 +374,10 @@ def details_table(questions: Sequence[QAItem], reports: Sequence[StrategyReport]
     return "\n".join(lines)
 
 
-def _embed_cached(
+def embed_cached(
     texts: list[str], embedder: Embedder, cache: dict[str, list[float]]
 ) -> np.ndarray[Any, Any]:
+    """Return the vectors of ``texts`` as rows, embedding only those not in ``cache``."""
     missing = list(dict.fromkeys(t for t in texts if t not in cache))
     if missing:
         for text, vector in zip(missing, embedder.embed_documents(missing), strict=True):

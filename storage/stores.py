@@ -55,6 +55,29 @@ def open_store(
     return store
 
 
+def drop_store(store: ChunkStore) -> list[str]:
+    """Delete the store's own chunk and ledger collections; return the names deleted.
+
+    For throw-away stores (``chunkweave eval``'s scratch collections): only a plain
+    (``versioned`` off) Weaviate store, whose names are its collections; a versioned
+    one is retired by ``chunkweave reindex``, never dropped here (``StoreError``).
+    """
+    if not isinstance(store, WeaviateStore):
+        raise StoreError(f"cannot drop a {type(store).__name__}")
+    cfg = store.cfg
+    if cfg.versioned:
+        raise StoreError(f"{cfg.collection} is versioned (an alias): not dropped")
+    collections = store.client.collections
+
+    def _drop() -> list[str]:
+        names = [n for n in (cfg.collection, cfg.ledger_collection) if collections.exists(n)]
+        if names:
+            collections.delete(names)
+        return names
+
+    return store.session.retry(f"dropping {cfg.collection}", _drop)
+
+
 def local_server(data_dir: Path) -> LocalWeaviate:
     """Return the store's own server on loopback, with its data in ``data_dir``.
 

@@ -70,7 +70,7 @@ def test_eval_scores_strategies_with_the_default_embedder(sample: Path, tmp_path
         {"question": "How many legs does a spider have?", "evidence": "eight", "kind": "table"},
     ]
     qa.write_text("".join(json.dumps(i) + "\n" for i in items))
-    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json"]
+    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json", "--mode", "numpy"]
     result = CliRunner().invoke(main, [*args, "--strategy", "elements", "--strategy", "fixed"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
@@ -80,11 +80,15 @@ def test_eval_scores_strategies_with_the_default_embedder(sample: Path, tmp_path
     assert elements["overall"]["recall_at_10"] == 1.0
     assert set(elements["by_kind"]) == {"table"}
     assert elements["embedded_tokens"] > 0
+    # The fast mode: nDCG and hit tokens as served, no search latency.
+    assert out["mode"] == elements["mode"] == "numpy" and elements["collection"] is None
+    assert 0 < elements["overall"]["ndcg_at_10"] <= 1 and elements["overall"]["hit_tokens"] > 0
+    assert elements["overall"]["latency_p50_ms"] is None
 
     detailed = CliRunner().invoke(
         main,
         ["eval", "--qa", str(qa), "--docs", str(sample.parent)]
-        + ["--strategy", "elements", "--details"],
+        + ["--strategy", "elements", "--details", "--mode", "numpy"],
     )
     assert detailed.exit_code == 0, detailed.output
     rows = [line for line in detailed.stdout.splitlines() if "How many legs" in line]
@@ -103,7 +107,7 @@ def test_eval_compares_table_serialisations(sample: Path, tmp_path: Path) -> Non
     qa = tmp_path / "qa.jsonl"
     item = {"question": "How many legs does a spider have?", "evidence": "eight", "kind": "table"}
     qa.write_text(json.dumps(item) + "\n")
-    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json"]
+    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json", "--mode", "numpy"]
     embeds = ["--table-embed", "text", "--table-embed", "rows"]
     result = CliRunner().invoke(main, [*args, "--strategy", "elements", *embeds])
     assert result.exit_code == 0, result.output
@@ -120,7 +124,7 @@ def test_eval_runs_the_naive_yardstick_once_beside_the_strategies(
     qa = tmp_path / "qa.jsonl"
     item = {"question": "How many legs does a spider have?", "evidence": "eight", "kind": "table"}
     qa.write_text(json.dumps(item) + "\n")
-    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json"]
+    args = ["eval", "--qa", str(qa), "--docs", str(sample.parent), "--json", "--mode", "numpy"]
     embeds = ["--table-embed", "text", "--table-embed", "rows"]
     result = CliRunner().invoke(
         main,

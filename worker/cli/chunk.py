@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 import click
 
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
 
 STRATEGIES = list(get_args(Strategy))
+#: ``eval --mode``: the served search modes, then the fast in-memory one.
+EVAL_MODES = ["hybrid", "vector", "keyword", "numpy"]
 #: Strategies ``eval`` compares when none is given (``semantic`` is opt-in: slow).
 DEFAULT_EVAL_STRATEGIES = ("elements", "headings", "fixed", "recursive", "sentences")
 #: ``eval``'s structure-blind baseline (:mod:`chunkweave.chunking.naive`) and its overlap.
@@ -128,6 +131,18 @@ def chunk_command(
     multiple=True,
     help="Repeatable: score each strategy with each table serialisation (default: settings).",
 )
+@click.option(
+    "--mode",
+    type=click.Choice(EVAL_MODES),
+    default="hybrid",
+    show_default=True,
+    help="hybrid, vector, keyword: served, each strategy's chunks are written into a "
+    "scratch collection of the configured Weaviate (the local one without "
+    "CHUNKWEAVE_WEAVIATE__URL) and each question asked as `chunkweave search` asks it "
+    "(hybrid BM25 + vector, --vector, or BM25 only). numpy: the fast in-memory mode, "
+    "exhaustive cosine over the vectors, no store.",
+)
+@click.option("--keep", is_flag=True, help="Served modes: keep the scratch collections.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @password_option
@@ -140,14 +155,19 @@ def eval_command(
     max_tokens: int | None,
     overlap_tokens: int | None,
     table_embeds: tuple[str, ...],
+    mode: str,
+    keep: bool,
     as_json: bool,
     details: bool,
 ) -> None:
-    """Score retrieval (recall@1/5/10, MRR) of chunking strategies on a QA file.
+    """Score retrieval of chunking strategies on a QA file, per question kind.
 
-    Every document in DOCS (PDF/DOCX) is parsed once; when every question names
-    its ``doc``, only those documents are used. Each strategy's chunks are
-    embedded with the configured embedder and searched exhaustively.
+    Recall@1/5/10, MRR, nDCG@10, the ceiling (questions whose evidence is inside
+    some chunk), p50/p95 search latency (served modes), embedded tokens and the
+    mean tokens of a top-5 hit. Every document in DOCS (PDF/DOCX) is parsed once;
+    when every question names its ``doc``, only those documents are used. Each
+    strategy's chunks are embedded with the configured embedder, then searched as
+    --mode says (scratch collections are removed afterwards unless --keep).
     """
     from chunkweave.storage.evaluate import details_table, evaluate_chunks, load_qa
     from chunkweave.worker.settings import get_settings
@@ -156,6 +176,7 @@ def eval_command(
     questions = load_qa(qa_path)
     embedder = _embedder(settings, need_vectors=True)
     assert embedder is not None
+    score_chunks = _served_scorer(settings, questions, embedder, mode, k, keep)
     files = _eval_files(Path(docs_dir), {q.doc for q in questions})
     parsed: dict[str, ParsedDocument] = {}
     for path in files:
@@ -186,12 +207,16 @@ def eval_command(
             # With several serialisations each report is named "<strategy>/<serialisation>".
             label = f"{strategy}/{embed}" if len(table_embeds) > 1 else strategy
             chunks = {name: chunker.chunk(doc, doc_id=name) for name, doc in parsed.items()}
-        reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
+        if score_chunks is None:
+            reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
+        else:
+            reports.append(score_chunks(label, chunks, cache))
         click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
     if as_json:
         echo_json(
             {
                 "k": k,
+                "mode": mode,
                 "questions": len(questions),
                 "embedder": embedder.name,
                 "reports": [r.model_dump() for r in reports],
@@ -281,21 +306,73 @@ def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
     return files
 
 
+def _served_scorer(
+    settings: Any, questions: list[Any], embedder: Embedder, mode: str, k: int, keep: bool
+) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]]], Any] | None:
+    """For a served ``mode``: open the Weaviate (till the command ends) and return the scorer."""
+    if mode == "numpy":
+        return None
+    from chunkweave.storage.served_eval import (
+        SearchMode,
+        evaluate_served,
+        new_run_id,
+        scratch_config,
+    )
+    from chunkweave.worker.cli.store import weaviate_config
+
+    # Entered on the click context: a local server started here stops when the command ends.
+    wcfg = click.get_current_context().with_resource(weaviate_config(settings))
+    run = new_run_id()
+    queries: dict[str, list[float]] = {}
+    search_mode = cast("SearchMode", mode)
+    pattern = scratch_config(wcfg, run, "STRATEGY").collection
+    click.echo(f"served eval, {mode} search: scratch collections {pattern}", err=True)
+
+    def score(label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]]) -> Any:
+        cfg = scratch_config(wcfg, run, label)
+        report = evaluate_served(
+            label,
+            questions,
+            chunks,
+            embedder,
+            cfg,
+            mode=search_mode,
+            k=k,
+            cache=cache,
+            query_cache=queries,
+            keep=keep,
+        )
+        if keep:
+            click.echo(f"kept {cfg.collection}", err=True)
+        return report
+
+    return score
+
+
 def _report_table(reports: list[Any], n: int, embedder: str) -> str:
     lines = [
-        f"{n} questions, embedder {embedder}",
-        f"{'strategy':<15} {'chunks':>6} {'tokens':>8} {'found':>5} "
-        f"{'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR':>5}",
+        f"{n} questions, embedder {embedder}, search {reports[0].mode if reports else '-'}",
+        f"{'strategy':<15} {'n':>3} {'chunks':>6} {'tokens':>8} {'found':>5} "
+        f"{'R@1':>5} {'R@5':>5} {'R@10':>5} {'MRR':>5} {'nDCG':>5} "
+        f"{'p50ms':>6} {'p95ms':>6} {'hitTok':>6}",
     ]
     for r in reports:
-        s = r.overall
         lines.append(
-            f"{r.strategy:<15} {r.chunks:>6} {r.embedded_tokens:>8} {r.evidence_in_chunks:>5} "
-            f"{s.recall_at_1:>5.2f} {s.recall_at_5:>5.2f} {s.recall_at_10:>5.2f} {s.mrr:>5.2f}"
+            f"{r.strategy:<15} {r.overall.n:>3} {r.chunks:>6} {r.embedded_tokens:>8} "
+            + _cells(r.overall, r.evidence_in_chunks)
         )
         for kind, ks in r.by_kind.items():
-            lines.append(
-                f"  {kind:<13} {'':>6} {'':>8} {ks.n:>5} {ks.recall_at_1:>5.2f} "
-                f"{ks.recall_at_5:>5.2f} {ks.recall_at_10:>5.2f} {ks.mrr:>5.2f}"
-            )
+            lines.append(f"  {kind:<13} {ks.n:>3} {'':>6} {'':>8} " + _cells(ks, ks.found))
     return "\n".join(lines)
+
+
+def _cells(s: Any, found: int | None) -> str:
+    def ms(value: float | None) -> str:
+        return f"{value:>6.1f}" if value is not None else f"{'-':>6}"
+
+    hit = f"{s.hit_tokens:>6.0f}" if s.hit_tokens is not None else f"{'-':>6}"
+    return (
+        f"{found if found is not None else '-':>5} {s.recall_at_1:>5.2f} {s.recall_at_5:>5.2f} "
+        f"{s.recall_at_10:>5.2f} {s.mrr:>5.2f} {s.ndcg_at_10 or 0.0:>5.2f} "
+        f"{ms(s.latency_p50_ms)} {ms(s.latency_p95_ms)} {hit}"
+    )
