@@ -294,9 +294,7 @@ def test_the_import_rules_catch_a_made_up_offender(tmp_path):
 MAX_LINES = 400
 #: Modules over :data:`MAX_LINES` while another change splits them (remove each as it
 #: shrinks: the test fails for a module listed here that is no longer over).
-OVER_400: dict[str, str] = {
-    "chunkweave.worker.sources.local": "the watcher's owner trims it (401 after issue 33)",
-}
+OVER_400: dict[str, str] = {}
 
 
 def _lines_over() -> dict[str, int]:

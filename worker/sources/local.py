@@ -128,12 +128,11 @@ class LocalSource:
         try:
             resolved = path.resolve()
             inside = any(resolved.is_relative_to(root) for root in settings.source_roots)
-            if not inside or not resolved.exists():
-                raise not_allowed(uri)
+            found = inside and resolved.exists()
         except OSError as err:  # a name longer than the file system takes, a loop of links
-            if isinstance(err, SourceNotFoundError):
-                raise
             raise InvalidSourceError(f"{uri}: {err.strerror or err}") from err
+        if not found:
+            raise not_allowed(uri)
         return str(resolved)
 
     def expand_confined(self, uri: str, settings: Settings) -> Iterator[str]:
