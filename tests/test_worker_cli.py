@@ -73,14 +73,17 @@ def test_commands_without_redis_say_what_to_set(monkeypatch, tmp_path: Path):
     assert out.exit_code == 1 and "CHUNKWEAVE_REDIS_URL" in out.output
 
 
-def test_worker_command_starts_and_stops_warmly(service_env, tmp_path: Path):
+def test_worker_command_starts_and_stops_warmly(pipeline_env, tmp_path: Path):
+    # With Redis and Weaviate configured (without Weaviate the worker refuses to start:
+    # tests/test_discovery.py).
     log = tmp_path / "worker.log"
     cmd = [str(Path(sys.executable).parent / "chunkweave"), "worker", "--concurrency", "1"]
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=service_env, stdout=fh, stderr=subprocess.STDOUT)
+        out = {"stdout": fh, "stderr": subprocess.STDOUT}
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=pipeline_env, **out)  # type: ignore[call-overload]
     try:
         wait_for(lambda: " ready." in log.read_text(), timeout_s=60, what="worker ready")
-        assert service_env["CHUNKWEAVE_QUEUE"] in log.read_text()
+        assert pipeline_env["CHUNKWEAVE_QUEUE"] in log.read_text()
         os.kill(proc.pid, signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
     finally:
