@@ -162,14 +162,7 @@ def open_live(
     cfg: WeaviateConfig, collection: str, ledger: str, identity: EmbedderIdentity
 ) -> ChunkStore:
     """Open the live version's chunk store by its collection names (to read its vectors)."""
-    live_cfg = _named(cfg, collection, ledger)
-    store = WeaviateStore(connect(live_cfg), live_cfg, identity)
-    try:
-        store.ensure_schema()
-    except BaseException:
-        store.close()
-        raise
-    return store
+    return WeaviateStore.open(_named(cfg, collection, ledger), identity)
 
 
 def live_ledger(
