@@ -143,19 +143,15 @@ def version_cfg(cfg: WeaviateConfig, version: IndexVersion) -> WeaviateConfig:
 
 def open_version(cfg: WeaviateConfig, version: IndexVersion, *, ensure: bool = False) -> ChunkStore:
     """Open ``version``'s own chunk store (``ensure``: check its schema first)."""
-    store = WeaviateStore(connect(cfg), version_cfg(cfg, version), version.identity)
+    named = version_cfg(cfg, version)
     if ensure:
-        try:
-            store.ensure_schema()
-        except BaseException:
-            store.close()
-            raise
-    return store
+        return WeaviateStore.open(named, version.identity)
+    return WeaviateStore(connect(cfg), named, version.identity)
 
 
 def open_target(cfg: WeaviateConfig, version: IndexVersion) -> ChunkStore:
     """Open the store a reindex writes: ``version``'s collections, created if missing."""
-    return WeaviateStore.open(version_cfg(cfg, version), version.identity)
+    return open_version(cfg, version, ensure=True)
 
 
 def open_live(

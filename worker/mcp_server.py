@@ -175,31 +175,22 @@ class Tools:
 
     def job_status(self, job_id: str) -> dict[str, Any]:
         """Return a job's state with at most :data:`MAX_DOCS` of its documents."""
-        from chunkweave.worker.webhook import redact
-
         job = self._open_enqueuer().jobs.get(job_id, with_docs=True)
         if job is None:
             raise ValueError(f"job {job_id} not found")
         docs = list(job.docs or ())
-        out = job.model_copy(
-            update={"webhook_url": redact(job.webhook_url), "docs": tuple(docs[:MAX_DOCS])}
-        ).model_dump(mode="json")
+        out = (
+            job.shown().model_copy(update={"docs": tuple(docs[:MAX_DOCS])}).model_dump(mode="json")
+        )
         out["docs_omitted"] = max(0, len(docs) - MAX_DOCS)
         return dict(out)
 
     def list_jobs(self, status: Status | None = None, limit: int = 20) -> dict[str, Any]:
         """Return the newest ``limit`` jobs (without their documents), optionally by status."""
-        from chunkweave.worker.webhook import redact
-
         if not 1 <= limit <= MAX_LIST:
             raise ValueError(f"limit must be 1-{MAX_LIST}")
         jobs, _ = self._open_enqueuer().jobs.page(status=status, limit=limit)
-        return {
-            "jobs": [
-                j.model_copy(update={"webhook_url": redact(j.webhook_url)}).model_dump(mode="json")
-                for j in jobs
-            ]
-        }
+        return {"jobs": [j.shown().model_dump(mode="json") for j in jobs]}
 
     def list_documents(
         self, status: Literal["ok", "failed"] | None = None, limit: int = 100, offset: int = 0

@@ -226,11 +226,6 @@ def _confined(body: SourcesRequest, settings: Settings) -> list[tuple[str, Actio
     return [(doc, "ingest") for doc in found]
 
 
-def _public(job: JobState) -> JobState:
-    """Return the job as callers see it: the webhook URL redacted (it may carry a token)."""
-    return job.shown()
-
-
 @authed.post(
     "/jobs",
     status_code=status.HTTP_202_ACCEPTED,
@@ -310,7 +305,7 @@ def get_job(job_id: str, enq: EnqueuerDep, caller: CallerDep, docs: bool = True)
     job = enq.jobs.get(job_id, with_docs=docs)
     if job is None or not caller.may(job.tenant):
         raise HTTPException(404, f"job {job_id} not found")
-    return _public(job)
+    return job.shown()
 
 
 @authed.get("/jobs", response_model=JobPage)
@@ -330,7 +325,7 @@ def list_jobs(
     jobs, next_cursor = enq.jobs.page(
         status=job_status, limit=limit, cursor=cursor, tenants=caller.tenants
     )
-    return JobPage(jobs=[_public(j) for j in jobs], next_cursor=next_cursor)
+    return JobPage(jobs=[j.shown() for j in jobs], next_cursor=next_cursor)
 
 
 @authed.delete(
