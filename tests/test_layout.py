@@ -493,12 +493,8 @@ def test_every_exception_class_derives_from_the_one_root():
 #: Names that said too little: ``model`` meant the layout model, the heading classes and
 #: the inspector's report; ``embedded`` named two unrelated packages.
 VAGUE_NAMES = ("model", "embedded")
-#: Renames inside parsers/pdf/ left for the end of the session (issue 32 item 5).
-PENDING_RENAMES = {
-    "chunkweave.parsers.pdf.model",
-    "chunkweave.parsers.pdf.headings.model",
-    "chunkweave.parsers.pdf.document",
-}
+#: Renames left to do (empty: every module name is enforced).
+PENDING_RENAMES: set[str] = set()
 
 
 def test_module_names_say_what_they_hold():

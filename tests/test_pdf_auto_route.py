@@ -37,7 +37,7 @@ from chunkweave.parsers.pdf.calibrate import (
 )
 from chunkweave.parsers.pdf.furniture import FurnitureModel
 from chunkweave.parsers.pdf.headings import HeadingModel, OutlineIndex
-from chunkweave.parsers.pdf.model import LayoutBox, model_available
+from chunkweave.parsers.pdf.layout_model import LayoutBox, model_available
 from chunkweave.parsers.pdf.profile import PdfProfile
 from chunkweave.parsers.pdf.route import (
     TOLERANCE,

@@ -25,7 +25,7 @@ def test_the_light_model_does_not_build_the_full_one(corpus: Path) -> None:
     code = (
         "import chunkweave.parsers.pdf\n"  # first, as the parser's users import it
         "import pymupdf\n"
-        "from chunkweave.parsers.pdf.model import layout_boxes, model_available\n"
+        "from chunkweave.parsers.pdf.layout_model import layout_boxes, model_available\n"
         f"page = pymupdf.open({str(corpus / 'multi_page.pdf')!r})[0]\n"
         "light = layout_boxes(page, light=True)\n"
         "assert light, 'no boxes'\n"
@@ -40,7 +40,7 @@ def test_the_light_model_does_not_build_the_full_one(corpus: Path) -> None:
 
 def test_the_light_model_runs_on_one_thread_with_the_analysers_output(corpus: Path) -> None:
     importlib = pytest.importorskip("importlib")
-    from chunkweave.parsers.pdf.model import _light_predictor, _skip_table_grids
+    from chunkweave.parsers.pdf.layout_model import _light_predictor, _skip_table_grids
 
     predict = _light_predictor()
     if predict is None:

@@ -218,7 +218,7 @@ def test_fast_parse_never_loads_the_layout_model(corpus: Path) -> None:
         "assert pymupdf._get_layout is None, 'layout model loaded'\n"
         "assert 'pymupdf.layout' not in sys.modules, 'layout package imported'\n"
         "assert 'pymupdf4llm' not in sys.modules, 'pymupdf4llm imported'\n"
-        "from chunkweave.parsers.pdf.model import model_available\n"
+        "from chunkweave.parsers.pdf.layout_model import model_available\n"
         "assert model_available() and pymupdf._get_layout is not None, 'model not loadable'\n"
         "import pymupdf4llm\n"
         "print('ok')\n"

@@ -1,6 +1,6 @@
 """PDF parser (PyMuPDF): file -> :class:`~chunkweave.parsers.document.ParsedDocument`.
 
-The entry points are :func:`parse_pdf` (whole flow in :mod:`.document`) and
+The entry points are :func:`parse_pdf` (whole flow in :mod:`.parse`) and
 :func:`page_count`. The package's modules:
 
 - :mod:`.text` (visual lines), :mod:`.typography` (shared type rules),
@@ -10,7 +10,7 @@ The entry points are :func:`parse_pdf` (whole flow in :mod:`.document`) and
 - :mod:`.page` (one page to elements), :mod:`.calibrate` and :mod:`.route` (``auto``
   mode's per-document choice of the layout model), :mod:`.tables` (the table
   detectors), :mod:`.blocks` (regions to typed elements), :mod:`.order` and
-  :mod:`.model` (reading order), :mod:`.ocr`, :mod:`.join` (paragraphs continued
+  :mod:`.layout_model` (reading order), :mod:`.ocr`, :mod:`.join` (paragraphs continued
   across breaks).
 
 PyMuPDF set-up. This ``__init__`` configures PyMuPDF's process-wide switches (the
@@ -30,7 +30,7 @@ import sys
 # pymupdf4llm (numpy, tabulate). Together about 1.5 s of CPU in every process,
 # paid even by ``fast`` parses that use neither. A ``None`` entry in
 # ``sys.modules`` makes PyMuPDF's own guarded imports skip them; the entries are
-# removed right after, so ``chunkweave.parsers.pdf.model`` imports (and activates) the
+# removed right after, so ``chunkweave.parsers.pdf.layout_model`` imports (and activates) the
 # analyser the first time a page needs it, and ``import pymupdf4llm`` still
 # works. (PyMuPDF's ``to_markdown`` shortcut then reports pymupdf4llm as absent:
 # call ``pymupdf4llm`` directly.) No effect when PyMuPDF is already loaded.
@@ -55,6 +55,6 @@ pymupdf.TOOLS.mupdf_display_warnings(False)
 pymupdf.TOOLS.unset_quad_corrections(True)
 
 # After the set-up: importing the parser imports every module that uses PyMuPDF.
-from chunkweave.parsers.pdf.document import open_pdf, page_count, parse_pdf  # noqa: E402
+from chunkweave.parsers.pdf.parse import open_pdf, page_count, parse_pdf  # noqa: E402
 
 __all__ = ["open_pdf", "page_count", "parse_pdf"]

@@ -12,7 +12,7 @@ unit is then typed:
   of its marker relative to the enclosing items;
 - ``footnote``: small text at the bottom of the page that starts with a marker;
 - ``title`` / ``heading``: short units accepted by the document's
-  :class:`~chunkweave.parsers.pdf.headings.model.HeadingModel`;
+  :class:`~chunkweave.parsers.pdf.headings.levels.HeadingModel`;
 - ``paragraph`` otherwise, lines joined with de-hyphenation.
 
 A layout-model class, when given, overrides the guess for the classes the model

@@ -44,7 +44,7 @@ from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.blocks import PageContext
 from chunkweave.parsers.pdf.geometry import centre_inside
 from chunkweave.parsers.pdf.headings import Style
-from chunkweave.parsers.pdf.model import LayoutBox, assign_lines
+from chunkweave.parsers.pdf.layout_model import LayoutBox, assign_lines
 from chunkweave.parsers.pdf.page import PreparedPage, parse_page, prepare_page
 from chunkweave.parsers.pdf.profile import MAX_HEADING_LINES, PdfProfile
 from chunkweave.parsers.pdf.route import (

@@ -6,7 +6,7 @@ import pymupdf
 
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.geometry import overlap_share
-from chunkweave.parsers.pdf.model import LayoutBox
+from chunkweave.parsers.pdf.layout_model import LayoutBox
 
 #: Images smaller than this share of the page are icons or bullets, not figures.
 MIN_FIGURE_SHARE = 0.02

@@ -5,7 +5,7 @@ Two routes share every classifier:
 - heuristic: MuPDF blocks as regions, reading order from gutter detection
   (:mod:`chunkweave.parsers.pdf.order`);
 - model: the pymupdf-layout boxes as regions (with their classes as hints) in the
-  model's reading order (:func:`chunkweave.parsers.pdf.model.model_order`).
+  model's reading order (:func:`chunkweave.parsers.pdf.layout_model.model_order`).
 
 Tables come first on both routes (:mod:`chunkweave.parsers.pdf.tables`); on the
 model route the model's classes vote on the candidates left in doubt
@@ -34,8 +34,8 @@ from chunkweave.parsers.pdf.headings import (
     demote_label_runs,
     demote_run_ins,
 )
+from chunkweave.parsers.pdf.layout_model import LayoutBox, layout_boxes, model_order
 from chunkweave.parsers.pdf.legibility import legibility, unmapped_fonts
-from chunkweave.parsers.pdf.model import LayoutBox, layout_boxes, model_order
 from chunkweave.parsers.pdf.ocr import (
     looks_scanned,
     ocr_page,

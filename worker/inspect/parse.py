@@ -1,7 +1,7 @@
 """Parse a document and keep the route each PDF page took (heuristics or layout model).
 
 The PDF parser logs its routes once per document at DEBUG, with the mapping in
-the record's ``routes`` attribute (:func:`chunkweave.parsers.pdf.document._log_routes`).
+the record's ``routes`` attribute (:func:`chunkweave.parsers.pdf.parse._log_routes`).
 :func:`parse_with_routes` listens for that record with a logger filter for the
 duration of the parse, so the report can show each page's route without the
 parser growing an output for it; the filter lets no DEBUG record through that

@@ -1,6 +1,6 @@
 """Heading levels for PDFs: outline (bookmarks), numbering patterns, font styles.
 
-Levels come from a document-wide :class:`~.model.HeadingModel` (built by
+Levels come from a document-wide :class:`~.levels.HeadingModel` (built by
 ``chunkweave.parsers.pdf.profile``) so that a page range parsed on its own gets the same
 levels as the whole document. Evidence, strongest first:
 
@@ -39,7 +39,7 @@ from chunkweave.parsers.pdf.headings.demotion import (
     demote_running_titles,
 )
 from chunkweave.parsers.pdf.headings.filters import is_toc_entry, plausible_heading_text
-from chunkweave.parsers.pdf.headings.model import HeadingKind, HeadingModel, Style
+from chunkweave.parsers.pdf.headings.levels import HeadingKind, HeadingModel, Style
 from chunkweave.parsers.pdf.headings.numbering import (
     MAX_LEVEL,
     is_bare_label,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from chunkweave.parsers.pdf.headings.model import Style
+from chunkweave.parsers.pdf.headings.levels import Style
 from chunkweave.parsers.pdf.headings.numbering import MAX_LEVEL
 from chunkweave.parsers.pdf.typography import is_body_size
 

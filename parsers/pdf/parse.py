@@ -51,7 +51,7 @@ from chunkweave.parsers.pdf.blocks import PageContext
 from chunkweave.parsers.pdf.calibrate import RouteExplanation, calibrate, calibration_pages, record
 from chunkweave.parsers.pdf.headings import demote_running_titles
 from chunkweave.parsers.pdf.join import join_continuations
-from chunkweave.parsers.pdf.model import model_available
+from chunkweave.parsers.pdf.layout_model import model_available
 from chunkweave.parsers.pdf.page import PreparedPage, outline_check, parse_page
 from chunkweave.parsers.pdf.profile import PdfProfile, sample_document
 from chunkweave.parsers.pdf.route import Decision
