@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import os
 import pkgutil
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from chunkweave.parsers.detect import detect_format
 from chunkweave.parsers.document import DocFormat, ParsedDocument, ParseOptions, ParserName
@@ -28,7 +27,20 @@ from chunkweave.parsers.errors import (
 if TYPE_CHECKING:
     from chunkweave.parsers.pdf.calibrate import RouteExplanation
 
-Backend = Callable[[Path, ParseOptions], ParsedDocument]
+
+class Backend(Protocol):
+    """One format's parser: ``sha1`` is the file's digest when the caller knows it.
+
+    A backend hashes the file itself only when it is not given, so a document checked
+    against the ledger first is not read a second time to be hashed.
+    """
+
+    def __call__(
+        self, path: Path, opts: ParseOptions, *, sha1: str | None = None
+    ) -> ParsedDocument:
+        """Parse ``path`` (already checked and detected) or raise a ``ParseError``."""
+        ...
+
 
 _PYMUPDF = "chunkweave.parsers.pdf:parse_pdf"
 _DOCX = "chunkweave.parsers.docx:parse_docx"
@@ -47,7 +59,9 @@ _PARSERS: dict[ParserName, dict[DocFormat, str]] = {
 }
 
 
-def parse_document(path: str | Path, opts: ParseOptions | None = None) -> ParsedDocument:
+def parse_document(
+    path: str | Path, opts: ParseOptions | None = None, *, sha1: str | None = None
+) -> ParsedDocument:
     """Parse one file into a :class:`ParsedDocument`.
 
     Checks, in order: the file exists and is a readable regular file; it is not
@@ -56,6 +70,10 @@ def parse_document(path: str | Path, opts: ParseOptions | None = None) -> Parsed
     CorruptDocumentError); an explicit ``opts.parser`` accepts that format
     (UnsupportedFormatError otherwise). Then the backend runs; ``auto`` means
     PyMuPDF for PDF and the built-in OOXML reader for DOCX.
+
+    ``sha1``: the digest of the file's bytes when the caller has it (the pipeline's
+    check stage hashed the file); the document carries it and the file is not read
+    again to hash it. Without it, the backend hashes the file once.
 
     Raises a :class:`chunkweave.parsers.errors.ParseError` subclass, naming the file and the
     reason, for anything that cannot be parsed.
@@ -71,7 +89,7 @@ def parse_document(path: str | Path, opts: ParseOptions | None = None) -> Parsed
             str(path), f"the bytes are {fmt.upper()} but parser {parser!r} was requested"
         )
     parse: Backend = pkgutil.resolve_name(backend)
-    return parse(path, opts)
+    return parse(path, opts, sha1=sha1)
 
 
 def _check_file(path: Path, opts: ParseOptions) -> None:

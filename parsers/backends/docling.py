@@ -49,7 +49,9 @@ _LABELS: dict[str, ElementType] = {
 }
 
 
-def parse_with_docling(path: Path, opts: ParseOptions) -> ParsedDocument:
+def parse_with_docling(
+    path: Path, opts: ParseOptions, *, sha1: str | None = None
+) -> ParsedDocument:
     """Parse a DOCX with docling's Word backend and map its items onto our elements.
 
     Raises ParserUnavailableError when docling is not installed or the file is a
@@ -82,7 +84,7 @@ def parse_with_docling(path: Path, opts: ParseOptions) -> ParsedDocument:
     return ParsedDocument(
         path=str(path),
         format="docx",
-        sha1=file_sha1(path),
+        sha1=sha1 or file_sha1(path),  # hashed here only when the caller has not
         page_count=None,
         title=next((e.text for e in elements if e.type == "title"), None),
         elements=elements,

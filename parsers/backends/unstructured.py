@@ -58,7 +58,9 @@ _CATEGORIES: dict[str, ElementType] = {
 }
 
 
-def parse_with_unstructured(path: Path, opts: ParseOptions) -> ParsedDocument:
+def parse_with_unstructured(
+    path: Path, opts: ParseOptions, *, sha1: str | None = None
+) -> ParsedDocument:
     """Parse a PDF (fast strategy) or DOCX with unstructured and map its elements.
 
     Raises ParserUnavailableError when unstructured or its spaCy model is missing,
@@ -85,7 +87,7 @@ def parse_with_unstructured(path: Path, opts: ParseOptions) -> ParsedDocument:
     return ParsedDocument(
         path=str(path),
         format=fmt,
-        sha1=file_sha1(path),
+        sha1=sha1 or file_sha1(path),  # hashed here only when the caller has not
         page_count=max(pages) if pages else None,
         title=None,
         elements=elements,

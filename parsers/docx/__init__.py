@@ -60,7 +60,7 @@ _PAGE_MARKERS = etree.XPath(
 )
 
 
-def parse_docx(path: str | Path, opts: ParseOptions) -> ParsedDocument:
+def parse_docx(path: str | Path, opts: ParseOptions, *, sha1: str | None = None) -> ParsedDocument:
     """Parse a DOCX file into a :class:`ParsedDocument` (format ``docx``).
 
     The caller has already checked existence, size and that the bytes are a DOCX.
@@ -101,7 +101,7 @@ def parse_docx(path: str | Path, opts: ParseOptions) -> ParsedDocument:
     return ParsedDocument(
         path=str(path),
         format="docx",
-        sha1=file_sha1(path),
+        sha1=sha1 or file_sha1(path),  # hashed here only when the caller has not
         page_count=page_count,
         title=title,
         elements=elements,

@@ -123,12 +123,13 @@ def page_count(path: Path) -> int | None:
         return None
 
 
-def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
+def parse_pdf(path: Path, opts: ParseOptions, *, sha1: str | None = None) -> ParsedDocument:
     """Parse a PDF into a finalized :class:`ParsedDocument`.
 
     Honours ``opts.mode``, ``opts.ocr``/``ocr_language``, ``opts.password``,
     ``opts.max_pages`` and ``opts.page_range`` (1-based inclusive; elements keep
-    their true page numbers). Raises a ``ParseError`` subclass naming the file.
+    their true page numbers). ``sha1``: the file's digest when the caller has it
+    (else the file is hashed here). Raises a ``ParseError`` subclass naming the file.
     """
     path = Path(path)
     doc = open_pdf(path, opts)
@@ -202,7 +203,7 @@ def parse_pdf(path: Path, opts: ParseOptions) -> ParsedDocument:
     return ParsedDocument(
         path=str(path),
         format="pdf",
-        sha1=file_sha1(path),
+        sha1=sha1 or file_sha1(path),  # hashed here only when the caller has not
         page_count=page_count,
         title=title,
         elements=elements,

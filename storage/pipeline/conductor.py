@@ -174,7 +174,7 @@ class Pipeline:
                 if retagged is not None:
                     return retagged
             with timer.stage("parse"):
-                doc = self.parse(path)
+                doc = self.parse(path, sha1=checked.sha1)
         except ParseError as err:
             return fail(err.code, str(err))
         except OSError as err:  # hashing the file: the parser would say the same
@@ -214,9 +214,12 @@ class Pipeline:
             scope.store, scope.writer, checked.previous, meta, tenant, checked.started, timer
         )
 
-    def parse(self, path: str | Path) -> ParsedDocument:
-        """Parse the file with the pipeline's options (raises ``ParseError``)."""
-        return parse_document(path, self.parse_opts)
+    def parse(self, path: str | Path, *, sha1: str | None = None) -> ParsedDocument:
+        """Parse the file with the pipeline's options (raises ``ParseError``).
+
+        ``sha1``: the file's digest from the check stage, so the parser does not hash it again.
+        """
+        return parse_document(path, self.parse_opts, sha1=sha1)
 
     def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
         """Chunk ``doc`` as :meth:`ingest` does (the pipeline's :class:`~.chunker.Chunker`).

@@ -74,7 +74,7 @@ class Reindexer:
             return checked.unchanged()
         t0 = time.monotonic()
         try:
-            doc = self.target.parse(path)
+            doc = self.target.parse(path, sha1=checked.sha1)
         except ParseError as err:
             failed = self.target.failed(source, doc_id, err.code, str(err), tenant=tenant)
             return failed.model_copy(update={"seconds": time.monotonic() - started})

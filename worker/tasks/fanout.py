@@ -129,7 +129,8 @@ def parse_part(
         if not run.count_attempt():
             return run.poisoned(f"pages {first}-{last}")
         opts = settings.parse.model_copy(update={"page_range": (first, last)})
-        doc = parse_document(path, opts)  # the pipeline's parse stage, for one page range
+        # The pipeline's parse stage for one page range; the file's version is checked above.
+        doc = parse_document(path, opts, sha1=sha1)
     completed, count = _parts(run, sha1).finish(
         index, parts, payload=doc.model_dump_json().encode()
     )
