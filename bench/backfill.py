@@ -81,7 +81,7 @@ def _env(redis_url: str, weaviate: LocalWeaviate, tag: str, **extra: str) -> dic
 
 
 def _settings(env: dict[str, str]) -> Settings:
-    return Settings(redis_url=env["CHUNKWEAVE_REDIS_URL"], queue=env["CHUNKWEAVE_QUEUE"])
+    return Settings(redis_url=env["CHUNKWEAVE_REDIS_URL"], tasks={"queue": env["CHUNKWEAVE_QUEUE"]})
 
 
 class Workers:
@@ -443,7 +443,7 @@ def _enqueue_run(redis_url: str, tmp: Path, n: int, repeats: int = 3) -> dict[st
         path = folder / f"record-{i:06d}.docx"
         path.touch()
         sources.append(str(path))
-    settings = Settings(redis_url=redis_url, queue="bench-enqueue")
+    settings = Settings(redis_url=redis_url, tasks={"queue": "bench-enqueue"})
     client = redis_lib.Redis.from_url(redis_url)
     enq = Enqueuer(settings)
     cpu: list[float] = []
@@ -462,7 +462,7 @@ def _enqueue_run(redis_url: str, tmp: Path, n: int, repeats: int = 3) -> dict[st
             commands = sum(int(v["calls"]) for k, v in stats.items() if k != "cmdstat_info")
             job = enq.jobs.get(job_id)
             assert job is not None and job.total == n, "job does not hold every document"
-            assert client.llen(settings.queue) == n, "one task message per document"
+            assert client.llen(settings.tasks.queue) == n, "one task message per document"
     finally:
         enq.close()
         client.close()

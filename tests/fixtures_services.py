@@ -107,7 +107,8 @@ def service_enqueuer(service_env: dict[str, str]) -> Iterator[Enqueuer]:
     """An :class:`Enqueuer` on ``service_env``'s Redis and queue (no workers)."""
     enq = Enqueuer(
         Settings(
-            redis_url=service_env["CHUNKWEAVE_REDIS_URL"], queue=service_env["CHUNKWEAVE_QUEUE"]
+            redis_url=service_env["CHUNKWEAVE_REDIS_URL"],
+            tasks={"queue": service_env["CHUNKWEAVE_QUEUE"]},
         )
     )
     yield enq
@@ -202,7 +203,7 @@ def pipeline_settings(pipeline_env: dict[str, str], weaviate_cfg: WeaviateConfig
     """Settings matching ``pipeline_env`` for producers in the test process."""
     return Settings(
         redis_url=pipeline_env["CHUNKWEAVE_REDIS_URL"],
-        queue=pipeline_env["CHUNKWEAVE_QUEUE"],
+        tasks={"queue": pipeline_env["CHUNKWEAVE_QUEUE"]},
         data_dir=Path(pipeline_env["CHUNKWEAVE_DATA_DIR"]),
         weaviate=weaviate_cfg,
     )

@@ -22,7 +22,7 @@ TOKEN = "s3cret-token"
 def _settings(env: dict[str, str], **extra: object) -> Settings:
     return Settings(
         redis_url=env["CHUNKWEAVE_REDIS_URL"],
-        queue=env["CHUNKWEAVE_QUEUE"],
+        tasks={"queue": env["CHUNKWEAVE_QUEUE"]},
         data_dir=Path(env["CHUNKWEAVE_DATA_DIR"]),
         **extra,  # type: ignore[arg-type]
     )
@@ -33,8 +33,7 @@ def client(service_env: dict[str, str], tmp_path: Path) -> Iterator[TestClient]:
     app = create_app(
         _settings(
             service_env,
-            api_token=TOKEN,
-            max_upload_bytes=1000,
+            api={"token": TOKEN, "max_upload_bytes": 1000},
             sources=SourcesConfig(roots=(tmp_path,)),
         )
     )

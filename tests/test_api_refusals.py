@@ -28,14 +28,17 @@ def _settings(env: dict[str, str], **extra: object) -> Settings:
     data = Path(env["CHUNKWEAVE_DATA_DIR"])
     fields: dict[str, object] = {
         "redis_url": env["CHUNKWEAVE_REDIS_URL"],
-        "queue": env["CHUNKWEAVE_QUEUE"],
+        "tasks": {"queue": env["CHUNKWEAVE_QUEUE"]},
         "data_dir": data,
         # The data directory (uploads inside) is itself under an allowed root.
         "sources": SourcesConfig(roots=(data.parent,)),
         "weaviate": WeaviateConfig(multi_tenancy=True),
-        "api_token": ADMIN,
-        "api_tenant_tokens": {"acme": TOKEN_A, "globex": TOKEN_B},
-        "upload_retention": "keep",
+        "api": {
+            "token": ADMIN,
+            "tenant_tokens": {"acme": TOKEN_A, "globex": TOKEN_B},
+            "upload_retention": "keep",
+            **extra.pop("api", {}),
+        },
     }
     return Settings(**(fields | extra))  # type: ignore[arg-type]
 
@@ -100,7 +103,7 @@ def test_an_upload_name_too_long_for_the_disk_is_shortened(client, settings):
 
 
 def test_a_refused_multi_file_upload_leaves_no_file(service_env):
-    settings = _settings(service_env, max_upload_bytes=1000)
+    settings = _settings(service_env, api={"max_upload_bytes": 1000})
     with TestClient(create_app(settings)) as client:
         before = _files(settings.upload_dir)
         # The first file is stored before the second is found too large.

@@ -37,7 +37,7 @@ def root(tmp_path: Path) -> Path:
 def _settings(env: dict[str, str], root: Path, **extra: object) -> Settings:
     fields: dict[str, object] = {
         "redis_url": env["CHUNKWEAVE_REDIS_URL"],
-        "queue": env["CHUNKWEAVE_QUEUE"],
+        "tasks": {"queue": env["CHUNKWEAVE_QUEUE"]},
         "data_dir": Path(env["CHUNKWEAVE_DATA_DIR"]),
         "sources": SourcesConfig(roots=(root,)),
         "weaviate": WeaviateConfig(
@@ -52,8 +52,7 @@ def settings(service_env: dict[str, str], root: Path) -> Settings:
     return _settings(
         service_env,
         root,
-        api_token=ADMIN,
-        api_tenant_tokens={"a": TOKEN_A, "b": TOKEN_B},
+        api={"token": ADMIN, "tenant_tokens": {"a": TOKEN_A, "b": TOKEN_B}},
     )
 
 
@@ -68,7 +67,7 @@ def _as(token: str) -> dict[str, str]:
 
 
 def _queued(settings: Settings) -> int:
-    return int(redis_client(settings).llen(settings.queue))
+    return int(redis_client(settings).llen(settings.tasks.queue))
 
 
 def test_tenant_b_cannot_see_or_touch_tenant_a(client: TestClient, settings: Settings, root):
@@ -150,7 +149,7 @@ def test_uploads_carry_their_own_metadata_and_the_docs_show_the_fields(
         made = c.post("/jobs", files=files, data=form, headers=_as(TOKEN_A))
     assert made.status_code == 202, made.text
     r = redis_client(settings)
-    bodies = [json.loads(m) for m in r.lrange(settings.queue, 0, -1)]
+    bodies = [json.loads(m) for m in r.lrange(settings.tasks.queue, 0, -1)]
     kwargs = [json.loads(__import__("base64").b64decode(b["body"]))[1] for b in bodies]
     assert sorted(json.dumps(k.get("metadata"), sort_keys=True) for k in kwargs) == [
         '{"acl": ["t"]}',

@@ -140,12 +140,12 @@ def test_uploads_go_to_the_bucket_when_one_is_configured(
     workers.start(worker_env)
     api_settings = Settings(
         redis_url=common["CHUNKWEAVE_REDIS_URL"],
-        queue=common["CHUNKWEAVE_QUEUE"],
+        tasks={"queue": common["CHUNKWEAVE_QUEUE"]},
         data_dir=tmp_path / "api-host",
         s3=S3Config(
             endpoint_url=s3_server.endpoint_url, access_key_id="test", secret_access_key="test"
         ),
-        uploads_s3=f"s3://{s3_server.bucket}/{prefix}",
+        api={"uploads_s3": f"s3://{s3_server.bucket}/{prefix}"},
     )
     client_s3 = s3_client(api_settings.s3)
     with TestClient(create_app(api_settings)) as client:

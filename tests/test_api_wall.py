@@ -31,11 +31,11 @@ ADMIN, TOKEN_A, TOKEN_B = "wall-admin", "wall-token-a", "wall-token-b"
 def _settings(env: dict[str, str], root: Path, **extra: object) -> Settings:
     fields: dict[str, object] = {
         "redis_url": env["CHUNKWEAVE_REDIS_URL"],
-        "queue": env["CHUNKWEAVE_QUEUE"],
+        "tasks": {"queue": env["CHUNKWEAVE_QUEUE"]},
         "data_dir": Path(env["CHUNKWEAVE_DATA_DIR"]),
         "sources": SourcesConfig(roots=(root,)),
         "weaviate": WeaviateConfig(multi_tenancy=True),
-        "api_tenant_tokens": {"a": TOKEN_A, "b": TOKEN_B},
+        "api": {"tenant_tokens": {"a": TOKEN_A, "b": TOKEN_B}, **extra.pop("api", {})},
     }
     return Settings(**(fields | extra))  # type: ignore[arg-type]
 
@@ -60,7 +60,7 @@ def _as(token: str) -> dict[str, str]:
 
 
 def _jobs(settings: Settings) -> tuple[str, str]:
-    store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
+    store = JobStore(redis_client(settings), ttl_s=settings.tasks.job_ttl_s)
     return store.create(tenant="a"), store.create(tenant="b")
 
 
@@ -98,7 +98,7 @@ def test_a_tenant_sees_only_its_own_jobs_on_the_ui(tenants_only):
 
 
 def test_inspect_names_the_tenant_it_reads(service_env, root):
-    settings = _settings(service_env, root, api_token=ADMIN)
+    settings = _settings(service_env, root, api={"token": ADMIN})
     with TestClient(create_app(settings)) as client:
         # A's token may not read B's tenant; the main token must name one (multi-tenant).
         other = client.get("/ui/inspect?doc_id=doc%3A%2F%2Fx&tenant=b", headers=_as(TOKEN_A))
@@ -108,7 +108,7 @@ def test_inspect_names_the_tenant_it_reads(service_env, root):
 
 
 def test_reindex_needs_the_main_token(service_env, root):
-    settings = _settings(service_env, root, api_token=ADMIN)
+    settings = _settings(service_env, root, api={"token": ADMIN})
     with TestClient(create_app(settings)) as client:
         for token in (TOKEN_A, TOKEN_B):
             started = client.post("/reindex", json={"strategy": "fixed"}, headers=_as(token))
@@ -129,7 +129,7 @@ def test_a_bad_page_cursor_is_a_422(tenants_only, cursor: str):
 
 def test_job_store_refuses_a_non_finite_cursor(tenants_only):
     _, settings = tenants_only
-    store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
+    store = JobStore(redis_client(settings), ttl_s=settings.tasks.job_ttl_s)
     with pytest.raises(ValueError, match="creation time"):
         store.page(cursor=float("nan"))
 

@@ -65,7 +65,7 @@ def test_submit_sends_one_message_per_new_document_across_batches(
 
     job_id = enq.submit(items, force=True)
 
-    messages = _messages(redis_client, enq.settings.queue)
+    messages = _messages(redis_client, enq.settings.tasks.queue)
     assert len(messages) == len(docs) + 1
     expected = {doc_id_for(d): str(d.resolve()) for d in docs}
     ingests = [kw for name, kw in messages if name == "chunkweave.ingest_document"]
@@ -86,7 +86,7 @@ def test_without_force_no_force_flag_and_order_kept(
     enq = service_enqueuer
     docs = _docs(tmp_path, _BATCH + 1)
     job_id = enq.submit([(str(d), "ingest") for d in docs])
-    messages = _messages(redis_client, enq.settings.queue)
+    messages = _messages(redis_client, enq.settings.tasks.queue)
     assert [kw["source"] for _, kw in messages] == [str(d.resolve()) for d in docs]
     assert all("force" not in kw for _, kw in messages)
     job = enq.jobs.get(job_id)
@@ -116,7 +116,7 @@ def test_a_failed_publish_batch_is_sent_again_one_message_at_a_time(
     job_id = enq.submit([(str(d), "ingest") for d in docs])
 
     assert failures == [_BATCH, 5]
-    messages = _messages(redis_client, enq.settings.queue)
+    messages = _messages(redis_client, enq.settings.tasks.queue)
     assert sorted(kw["source"] for _, kw in messages) == sorted(str(d.resolve()) for d in docs)
     job = enq.jobs.get(job_id)
     assert job is not None and job.total == len(docs)

@@ -55,7 +55,7 @@ def test_docs_shows_each_documents_doc_id(
 def test_ui_job_list_names_jobs_by_their_files(service_env: dict[str, str], tmp_path: Path):
     settings = Settings(
         redis_url=service_env["CHUNKWEAVE_REDIS_URL"],
-        queue=service_env["CHUNKWEAVE_QUEUE"],
+        tasks={"queue": service_env["CHUNKWEAVE_QUEUE"]},
         data_dir=Path(service_env["CHUNKWEAVE_DATA_DIR"]),
         sources=SourcesConfig(roots=(tmp_path,)),
     )

@@ -50,7 +50,7 @@ def test_reindex_names_the_uploads_it_cannot_rebuild(
         assert refused.status_code == 409, refused.text
         detail = refused.json()["detail"]
         assert "2 stored document(s) cannot be rebuilt" in detail
-        assert "CHUNKWEAVE_UPLOAD_RETENTION=delete" in detail
+        assert "CHUNKWEAVE_API__UPLOAD_RETENTION=delete" in detail
         assert client.get("/reindex").status_code == 404  # nothing was started
 
         back = client.post("/reindex", json={"rollback": True})

@@ -66,7 +66,7 @@ def test_gate_refuses_a_drop_beyond_the_margin():
 
 
 def test_reindex_route_needs_the_token_and_refuses_unknown_keys():
-    app = create_app(Settings(redis_url="redis://127.0.0.1:1/0", api_token="s3cret"))
+    app = create_app(Settings(redis_url="redis://127.0.0.1:1/0", api={"token": "s3cret"}))
     with TestClient(app) as client:
         assert client.post("/reindex", json={}).status_code == 401
         assert client.get("/reindex").status_code == 401

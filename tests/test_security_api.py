@@ -37,10 +37,10 @@ TOKEN = "t0ken-for-tests"
 def _settings(env: dict[str, str], **extra: object) -> Settings:
     fields: dict[str, object] = {
         "redis_url": env["CHUNKWEAVE_REDIS_URL"],
-        "queue": env["CHUNKWEAVE_QUEUE"],
+        "tasks": {"queue": env["CHUNKWEAVE_QUEUE"]},
         "data_dir": Path(env["CHUNKWEAVE_DATA_DIR"]),
-        "api_token": TOKEN,
-        "webhook_secret": "hook-key",
+        "api": {"token": TOKEN, **extra.pop("api", {})},
+        "webhook": {"secret": "hook-key"},
     }
     return Settings(**(fields | extra))  # type: ignore[arg-type]
 
@@ -66,8 +66,7 @@ def client(service_env: dict[str, str], root: Path) -> Iterator[TestClient]:
     settings = _settings(
         service_env,
         sources=SourcesConfig(roots=(root,), buckets=("allowed-bucket",), max_files_per_job=5),
-        max_json_bytes=4096,
-        max_upload_bytes=2048,
+        api={"max_json_bytes": 4096, "max_upload_bytes": 2048},
     )
     with TestClient(create_app(settings), headers={"Authorization": f"Bearer {TOKEN}"}) as c:
         yield c
@@ -184,7 +183,7 @@ def _answers(url: str) -> bool:
 
 def test_compose_requires_an_api_token():
     compose = (ROOT / "docker-compose.yml").read_text()
-    assert "CHUNKWEAVE_API_TOKEN: ${CHUNKWEAVE_API_TOKEN:?" in compose
+    assert "CHUNKWEAVE_API__TOKEN: ${CHUNKWEAVE_API__TOKEN:?" in compose
 
 
 # Webhooks are no SSRF channel.
@@ -231,10 +230,12 @@ def test_webhook_urls_are_checked_signed_and_redacted(client: TestClient, root: 
         assert "with-token-123" not in text and "key=abc" not in text
         assert "https://hooks.example.org/…" in text
     # Unsigned webhooks do not exist: with no secret, a job cannot ask for one.
-    unsigned = _settings(service_env, sources=SourcesConfig(roots=(root,)), webhook_secret=None)
+    unsigned = _settings(
+        service_env, sources=SourcesConfig(roots=(root,)), webhook={"secret": None}
+    )
     with TestClient(create_app(unsigned), headers={"Authorization": f"Bearer {TOKEN}"}) as c:
         refused = c.post("/jobs", json={"sources": [str(root)], "webhook_url": url})
-    assert refused.status_code == 422 and "CHUNKWEAVE_WEBHOOK_SECRET" in refused.json()["detail"]
+    assert refused.status_code == 422 and "CHUNKWEAVE_WEBHOOK__SECRET" in refused.json()["detail"]
 
 
 # Body limits on the bytes, not on Content-Length.
@@ -362,7 +363,9 @@ def test_a_slow_source_walk_does_not_stall_healthz(service_env, root: Path, monk
 
 def test_healthz_says_nothing_about_internals(service_env: dict[str, str]):
     port = _free_port()  # nothing listens there
-    dead = Settings(redis_url=f"redis://127.0.0.1:{port}/0", queue="q", api_token=TOKEN)
+    dead = Settings(
+        redis_url=f"redis://127.0.0.1:{port}/0", tasks={"queue": "q"}, api={"token": TOKEN}
+    )
     with TestClient(create_app(dead)) as c:
         resp = c.get("/healthz")
     assert resp.status_code == 503 and resp.json() == {"status": "unavailable"}
@@ -381,7 +384,7 @@ def test_uploads_are_deleted_once_stored(service_env, workers: WorkerProcs, tmp_
         CHUNKWEAVE_UPLOAD_RETENTION=retention,
     )
     workers.start(env)
-    settings = _settings(env, upload_retention=retention)
+    settings = _settings(env, api={"upload_retention": retention})
     upload_dir = settings.upload_dir
     with TestClient(create_app(settings), headers={"Authorization": f"Bearer {TOKEN}"}) as c:
         job_id = c.post(

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 def settings(service_env: dict[str, str], s3_server: S3Server) -> Settings:
     return Settings(
         redis_url=service_env["CHUNKWEAVE_REDIS_URL"],
-        queue=service_env["CHUNKWEAVE_QUEUE"],
+        tasks={"queue": service_env["CHUNKWEAVE_QUEUE"]},
         s3=S3Config(
             endpoint_url=s3_server.endpoint_url,
             access_key_id="test",

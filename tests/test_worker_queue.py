@@ -35,9 +35,9 @@ _BACKOFF_MAX_S = 1
 def _settings(env: dict[str, str]) -> Settings:
     return Settings(
         redis_url=env["CHUNKWEAVE_REDIS_URL"],
-        queue=env["CHUNKWEAVE_QUEUE"],
+        tasks={"queue": env["CHUNKWEAVE_QUEUE"]},
         data_dir=Path(env["CHUNKWEAVE_DATA_DIR"]),
-        webhook_secret=env["CHUNKWEAVE_WEBHOOK_SECRET"],
+        webhook={"secret": env["CHUNKWEAVE_WEBHOOK_SECRET"]},
     )
 
 

@@ -78,10 +78,12 @@ def test_webhook_signature_binds_body_timestamp_and_secret():
 def test_celery_config_follows_settings():
     settings = Settings(
         redis_url="redis://:pw@localhost:6399/2",
-        task_soft_time_limit_s=50,
-        task_hard_time_limit_s=70,
-        max_memory_mb=1000,
-        queue="q1",
+        tasks={
+            "soft_time_limit_s": 50,
+            "hard_time_limit_s": 70,
+            "max_memory_mb": 1000,
+            "queue": "q1",
+        },
     )
     conf = make_app(settings).conf
     assert conf.task_serializer == "json" and list(conf.accept_content) == ["json"]

@@ -38,7 +38,7 @@ logging.getLogger("httpx").setLevel(logging.WARNING)
 
 def visibility_timeout_s(settings: Settings) -> int:
     """Seconds before Redis redelivers an unacknowledged message (see module doc)."""
-    return 2 * settings.task_hard_time_limit_s + 60
+    return 2 * settings.tasks.hard_time_limit_s + 60
 
 
 def make_app(settings: Settings) -> Celery:
@@ -54,13 +54,13 @@ def make_app(settings: Settings) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_soft_time_limit=settings.task_soft_time_limit_s,
-        task_time_limit=settings.task_hard_time_limit_s,
+        task_soft_time_limit=settings.tasks.soft_time_limit_s,
+        task_time_limit=settings.tasks.hard_time_limit_s,
         broker_transport_options={"visibility_timeout": visibility_timeout_s(settings)},
         broker_connection_retry_on_startup=True,
-        worker_max_memory_per_child=settings.max_memory_mb * 1024 * 3 // 4,  # KiB
+        worker_max_memory_per_child=settings.tasks.max_memory_mb * 1024 * 3 // 4,  # KiB
         worker_cancel_long_running_tasks_on_connection_loss=True,
-        task_default_queue=settings.queue,
+        task_default_queue=settings.tasks.queue,
         task_create_missing_queues=True,
         worker_hijack_root_logger=False,
     )
@@ -76,7 +76,7 @@ def _init_child(**_: Any) -> None:
     from chunkweave.worker.runtime import forget_runtime, get_runtime
 
     settings = get_settings()
-    cap = settings.max_memory_mb * 1024 * 1024
+    cap = settings.tasks.max_memory_mb * 1024 * 1024
     hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
     if hard == resource.RLIM_INFINITY or hard > cap:
         resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))

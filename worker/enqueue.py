@@ -106,7 +106,7 @@ class Enqueuer:
         # No Redis URL: a running `chunkweave serve`'s, said in one log line (INFO).
         self.settings = discover(settings or get_settings(), weaviate=False).settings
         self.redis = redis_client(self.settings)
-        self.jobs = JobStore(self.redis, ttl_s=self.settings.job_ttl_s)
+        self.jobs = JobStore(self.redis, ttl_s=self.settings.tasks.job_ttl_s)
         self.app = make_app(self.settings)
 
     def submit(
@@ -185,11 +185,13 @@ class Enqueuer:
                 failure = {"source": state.source, "doc_id": state.doc_id, "tenant": tenant}
                 failure.update(error_code=str(state.error_code), error=state.error or "")
                 self.app.send_task(
-                    "chunkweave.record_failure", kwargs=failure, queue=self.settings.queue
+                    "chunkweave.record_failure", kwargs=failure, queue=self.settings.tasks.queue
                 )
         if self.jobs.seal(job_id) and webhook_url:
             self.app.send_task(
-                "chunkweave.send_webhook", kwargs={"job_id": job_id}, queue=self.settings.queue
+                "chunkweave.send_webhook",
+                kwargs={"job_id": job_id},
+                queue=self.settings.tasks.queue,
             )
         return job_id
 
@@ -255,7 +257,7 @@ class Enqueuer:
                     self.app.send_task(
                         name,
                         kwargs=kwargs,
-                        queue=self.settings.queue,
+                        queue=self.settings.tasks.queue,
                         producer=producer,
                         argsrepr="()",
                         kwargsrepr=_kwargs_repr(kwargs),
@@ -266,7 +268,7 @@ class Enqueuer:
                 self.app.send_task(
                     name,
                     kwargs=kwargs,
-                    queue=self.settings.queue,
+                    queue=self.settings.tasks.queue,
                     argsrepr="()",
                     kwargsrepr=_kwargs_repr(kwargs),
                 )

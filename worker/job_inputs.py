@@ -26,9 +26,9 @@ def check_webhook(url: str, settings: Settings) -> None:
 
     Where the URL resolves is checked again at delivery, when it is called.
     """
-    if settings.webhook_secret is None:
+    if settings.webhook.secret is None:
         raise WebhookRefusedError(
-            "webhooks are always signed: set CHUNKWEAVE_WEBHOOK_SECRET to use one"
+            "webhooks are always signed: set CHUNKWEAVE_WEBHOOK__SECRET to use one"
         )
     check_url(url)
 

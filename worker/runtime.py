@@ -39,7 +39,7 @@ def redis_url(settings: Settings) -> str:
 
 
 def yield_cpu(settings: Settings) -> int:
-    """Lower the calling thread's CPU priority by ``settings.producer_nice``; return it.
+    """Lower the calling thread's CPU priority by ``settings.tasks.producer_nice``; return it.
 
     Bulk producers call this before they send: on a machine shared with workers, a
     producer at full priority takes a core from them for as long as it sends (on 2
@@ -51,7 +51,7 @@ def yield_cpu(settings: Settings) -> int:
     """
     if not hasattr(os, "nice"):
         return 0
-    return os.nice(settings.producer_nice)
+    return os.nice(settings.tasks.producer_nice)
 
 
 def redis_client(settings: Settings) -> redis.Redis:
@@ -99,7 +99,7 @@ class Runtime:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.redis = redis_client(settings)
-        self.jobs = JobStore(self.redis, ttl_s=settings.job_ttl_s)
+        self.jobs = JobStore(self.redis, ttl_s=settings.tasks.job_ttl_s)
         self._pipeline: IngestPipeline | None = None
         self._lock = threading.Lock()
 

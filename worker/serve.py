@@ -60,7 +60,7 @@ def worker_command(settings: Settings, concurrency: int, queues: str | None = No
     return [
         sys.executable, "-m", "celery", "-A", "chunkweave.worker.celery_app", "worker",
         "--pool", "prefork", "--concurrency", str(concurrency),
-        "-Q", queues or settings.queue, "--loglevel", "INFO",
+        "-Q", queues or settings.tasks.queue, "--loglevel", "INFO",
         "--without-gossip", "--without-mingle",
     ]  # fmt: skip
 
@@ -163,10 +163,12 @@ class Service:
             self._spawn("worker", worker_command(settings, self.workers), env)
             if self.api_port is not None:
                 self._spawn("api", api_command(self.host, self.api_port), env)
-                docs = "docs at /docs" if not settings.api_guarded else "token required"
+                docs = "docs at /docs" if not settings.api.guarded else "token required"
                 self.say(f"HTTP API on http://{self.host}:{self.api_port} ({docs})")
             watcher = self._start_watcher(settings, stack) if self.watch else None
-            self.say(f"{self.workers} worker process(es) on queue {settings.queue!r}; Ctrl-C stops")
+            self.say(
+                f"{self.workers} worker process(es) on queue {settings.tasks.queue!r}; Ctrl-C stops"
+            )
             while not self.stop.wait(0.5):
                 dead = [(n, p) for n, p in self.children if p.poll() is not None]
                 if dead or (watcher is not None and not watcher.is_alive()):

@@ -1,18 +1,29 @@
 """The one settings object, loaded once from the environment (prefix ``CHUNKWEAVE_``).
 
 Nested fields use ``__``: ``CHUNKWEAVE_WEAVIATE__URL``, ``CHUNKWEAVE_EMBEDDER__KIND``,
-``CHUNKWEAVE_CHUNKING__MAX_TOKENS``. Secrets are ``SecretStr``: never logged or printed.
+``CHUNKWEAVE_CHUNKING__MAX_TOKENS``. The service's own knobs come in groups: ``tasks``
+(queue, time and memory limits, attempts, retries, lock, Redis TTL), ``fanout``, ``watch``,
+``webhook`` and ``api`` (tokens, body limits, uploads): ``CHUNKWEAVE_TASKS__QUEUE``,
+``CHUNKWEAVE_FANOUT__PAGES``. The flat names these had before the groups
+(``CHUNKWEAVE_QUEUE``, ``CHUNKWEAVE_FANOUT_PAGES``; :data:`FLAT_NAMES`) still work.
+Secrets are ``SecretStr``: never logged or printed.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from platformdirs import user_data_dir
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from chunkweave.chunking.models import ChunkOptions
 from chunkweave.parsers.document import ParseOptions
@@ -52,6 +63,135 @@ class SourcesConfig(BaseModel):
     max_files_per_job: int = Field(default=10_000, gt=0)
 
 
+class TaskSettings(BaseModel):
+    """How a document's task runs: its queue, bounds, retries, lock and Redis state."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Celery queue the tasks are routed to (``chunkweave worker --queues`` reads it).
+    queue: str = "chunkweave"
+    soft_time_limit_s: int = Field(default=540, gt=0)
+    hard_time_limit_s: int = Field(default=600, gt=0)
+    max_memory_mb: int = Field(default=2048, gt=0)
+    #: Times a document may kill its worker before it is recorded ``poison``.
+    max_attempts: int = Field(default=3, ge=1)
+    #: Retries of a task that met a transient error (store/embedder unavailable).
+    max_retries: int = Field(default=5, ge=0)
+    #: Upper bound of the exponential retry backoff (jitter applies below it).
+    retry_backoff_max_s: int = Field(default=300, gt=0)
+    #: TTL of the per-document write lock; a live task renews it every third of this.
+    lock_ttl_s: int = Field(default=30, ge=2)
+    #: How long job state, attempt counters and fan-out scratch live in Redis.
+    job_ttl_s: int = Field(default=7 * 24 * 3600, gt=0)
+    #: Niceness that bulk producers add to their own CPU priority (``enqueue``,
+    #: ``backfill``, ``watch`` and serve's watcher), so workers on the same machine keep
+    #: the CPU while thousands of tasks are sent; 0 leaves the priority alone.
+    producer_nice: int = Field(default=10, ge=0, le=19)
+
+
+class FanoutSettings(BaseModel):
+    """When and how a long PDF is split into parts (see ``chunkweave.worker.tasks.fanout``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: PDFs over this many pages are parsed in parts.
+    pages: int = Field(default=200, gt=0)
+    #: Pages per part.
+    part_pages: int = Field(default=100, gt=0)
+    #: Chunks per embed slice of a fanned-out document (``chunkweave.worker.tasks.slices``);
+    #: documents with fewer chunks are embedded by the joining task itself.
+    embed_chunks: int = Field(default=256, gt=0)
+
+
+class WatchSettings(BaseModel):
+    """How a watched folder is followed (``chunkweave watch``, ``serve``'s watcher)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Seconds between full reconciles of a watched folder (events cover the rest).
+    reconcile_s: float = Field(default=300.0, gt=0)
+    #: Seconds a watched file must stay unchanged before a polling watcher acts on it.
+    settle_s: float = Field(default=1.0, ge=0)
+
+
+class WebhookSettings(BaseModel):
+    """Completion webhooks: how they are signed, where they may go, how they are retried."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Key that signs completion webhooks (HMAC-SHA256 in ``X-Chunkweave-Signature``);
+    #: every webhook is signed, so a job with a webhook needs it.
+    secret: SecretStr | None = None
+    #: Hosts (names, addresses or CIDR ranges) a webhook may reach although they are
+    #: loopback, private or link-local (by default only public addresses are called).
+    allow_hosts: tuple[str, ...] = ()
+    retries: int = Field(default=5, ge=0)
+    timeout_s: float = Field(default=10.0, gt=0)
+
+
+class ApiSettings(BaseModel):
+    """The HTTP API: who may call it, how large a request may be, where uploads go."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: The main bearer token: it may do everything.
+    token: SecretStr | None = None
+    #: Tokens scoped to tenants (``{"tenant-a": "token-a"}``): a caller with one may
+    #: enqueue, list, read and delete only its tenant's jobs and documents
+    #: (``token`` may do all). Any of them also turns the OpenAPI docs off.
+    tenant_tokens: dict[str, SecretStr] = Field(default_factory=dict)
+    #: Bytes of one uploaded file; also bounds a multipart request (plus form overhead).
+    max_upload_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
+    #: Bytes of a JSON request body (``POST /jobs`` with source URIs).
+    max_json_bytes: int = Field(default=1024 * 1024, gt=0)
+    #: What happens to an uploaded file once its document is stored (or has failed for
+    #: good): ``delete`` it, or ``keep`` it in ``Settings.upload_dir``.
+    upload_retention: Literal["delete", "keep"] = "delete"
+    #: Where HTTP uploads are written; must be visible to every worker (shared volume).
+    uploads_dir: Path | None = None
+    #: ``s3://bucket/prefix/`` for HTTP uploads instead of ``uploads_dir``: API and
+    #: workers on different hosts then need no shared disk (uses ``s3``'s endpoint).
+    uploads_s3: str | None = None
+
+    @property
+    def guarded(self) -> bool:
+        """Whether the API asks callers for a token (the main one or a tenant's)."""
+        return self.token is not None or bool(self.tenant_tokens)
+
+
+#: The flat names the grouped fields had before the groups (``CHUNKWEAVE_FANOUT_PAGES``):
+#: old name -> (group, field). They are still read from the environment, below the new
+#: nested names (``CHUNKWEAVE_FANOUT__PAGES`` wins when both are set).
+FLAT_NAMES: dict[str, tuple[str, str]] = {
+    "queue": ("tasks", "queue"),
+    "task_soft_time_limit_s": ("tasks", "soft_time_limit_s"),
+    "task_hard_time_limit_s": ("tasks", "hard_time_limit_s"),
+    "max_memory_mb": ("tasks", "max_memory_mb"),
+    "max_attempts": ("tasks", "max_attempts"),
+    "task_max_retries": ("tasks", "max_retries"),
+    "retry_backoff_max_s": ("tasks", "retry_backoff_max_s"),
+    "lock_ttl_s": ("tasks", "lock_ttl_s"),
+    "job_ttl_s": ("tasks", "job_ttl_s"),
+    "producer_nice": ("tasks", "producer_nice"),
+    "fanout_pages": ("fanout", "pages"),
+    "fanout_part_pages": ("fanout", "part_pages"),
+    "fanout_embed_chunks": ("fanout", "embed_chunks"),
+    "watch_reconcile_s": ("watch", "reconcile_s"),
+    "watch_settle_s": ("watch", "settle_s"),
+    "webhook_secret": ("webhook", "secret"),
+    "webhook_allow_hosts": ("webhook", "allow_hosts"),
+    "webhook_retries": ("webhook", "retries"),
+    "webhook_timeout_s": ("webhook", "timeout_s"),
+    "api_token": ("api", "token"),
+    "api_tenant_tokens": ("api", "tenant_tokens"),
+    "max_upload_bytes": ("api", "max_upload_bytes"),
+    "max_json_bytes": ("api", "max_json_bytes"),
+    "upload_retention": ("api", "upload_retention"),
+    "uploads_dir": ("api", "uploads_dir"),
+    "uploads_s3": ("api", "uploads_s3"),
+}
+
+
 class Settings(BaseSettings):
     """Everything chunkweave is configured with. Build with :func:`get_settings`."""
 
@@ -68,77 +208,36 @@ class Settings(BaseSettings):
     s3: S3Config = S3Config()
     sources: SourcesConfig = SourcesConfig()
     files: FilesConfig = FilesConfig()
-    api_token: SecretStr | None = None
-    #: Tokens scoped to tenants (``{"tenant-a": "token-a"}``): a caller with one may
-    #: enqueue, list, read and delete only its tenant's jobs and documents
-    #: (``api_token`` may do all). Any of them also turns the OpenAPI docs off.
-    api_tenant_tokens: dict[str, SecretStr] = Field(default_factory=dict)
+    tasks: TaskSettings = TaskSettings()
+    fanout: FanoutSettings = FanoutSettings()
+    watch: WatchSettings = WatchSettings()
+    webhook: WebhookSettings = WebhookSettings()
+    api: ApiSettings = ApiSettings()
     #: Who an MCP agent searches as (``chunkweave mcp --principal`` adds to them): only
     #: chunks whose ``acl`` names one of them. None: only documents with no ``acl``.
     mcp_principals: tuple[str, ...] = ()
-    #: Bytes of one uploaded file; also bounds a multipart request (plus form overhead).
-    max_upload_bytes: int = Field(default=100 * 1024 * 1024, gt=0)
-    #: Bytes of a JSON request body (``POST /jobs`` with source URIs).
-    max_json_bytes: int = Field(default=1024 * 1024, gt=0)
-    #: What happens to an uploaded file once its document is stored (or has failed for
-    #: good): ``delete`` it, or ``keep`` it in ``upload_dir``.
-    upload_retention: Literal["delete", "keep"] = "delete"
-    task_soft_time_limit_s: int = Field(default=540, gt=0)
-    task_hard_time_limit_s: int = Field(default=600, gt=0)
-    max_memory_mb: int = Field(default=2048, gt=0)
-    max_attempts: int = Field(default=3, ge=1)
-    fanout_pages: int = Field(default=200, gt=0)
-    # The service: queue, locks, job state, watcher, API.
-    #: Celery queue the tasks are routed to (``chunkweave worker --queues`` reads it).
-    queue: str = "chunkweave"
-    #: Pages per fan-out part when a PDF is split (see ``chunkweave.worker.tasks.fanout``).
-    fanout_part_pages: int = Field(default=100, gt=0)
-    #: Chunks per embed slice of a fanned-out document (``chunkweave.worker.tasks.slices``);
-    #: documents with fewer chunks are embedded by the joining task itself.
-    fanout_embed_chunks: int = Field(default=256, gt=0)
-    #: TTL of the per-document write lock; a live task renews it every third of this.
-    lock_ttl_s: int = Field(default=30, ge=2)
-    #: Retries of a task that met a transient error (store/embedder unavailable).
-    task_max_retries: int = Field(default=5, ge=0)
-    #: Upper bound of the exponential retry backoff (jitter applies below it).
-    retry_backoff_max_s: int = Field(default=300, gt=0)
-    #: How long job state, attempt counters and fan-out scratch live in Redis.
-    job_ttl_s: int = Field(default=7 * 24 * 3600, gt=0)
-    #: Niceness that bulk producers add to their own CPU priority (``enqueue``,
-    #: ``backfill``, ``watch`` and serve's watcher), so workers on the same machine keep
-    #: the CPU while thousands of tasks are sent; 0 leaves the priority alone.
-    producer_nice: int = Field(default=10, ge=0, le=19)
-    #: Seconds between full reconciles of a watched folder (events cover the rest).
-    watch_reconcile_s: float = Field(default=300.0, gt=0)
-    #: Seconds a watched file must stay unchanged before a polling watcher acts on it.
-    watch_settle_s: float = Field(default=1.0, ge=0)
-    #: Where HTTP uploads are written; must be visible to every worker (shared volume).
-    uploads_dir: Path | None = None
-    #: ``s3://bucket/prefix/`` for HTTP uploads instead of ``uploads_dir``: API and
-    #: workers on different hosts then need no shared disk (uses ``s3``'s endpoint).
-    uploads_s3: str | None = None
-    #: Key that signs completion webhooks (HMAC-SHA256 in ``X-Chunkweave-Signature``);
-    #: every webhook is signed, so a job with a webhook needs it.
-    webhook_secret: SecretStr | None = None
-    #: Hosts (names, addresses or CIDR ranges) a webhook may reach although they are
-    #: loopback, private or link-local (by default only public addresses are called).
-    webhook_allow_hosts: tuple[str, ...] = ()
-    webhook_retries: int = Field(default=5, ge=0)
-    webhook_timeout_s: float = Field(default=10.0, gt=0)
     #: ``module:function`` building the per-process pipeline from the settings (see
     #: :mod:`chunkweave.worker.runtime`); replace it to plug in a different pipeline
     #: (the tests plug in one that hangs or crashes on purpose).
     pipeline_factory: str = "chunkweave.worker.runtime:default_pipeline"
 
-    @property
-    def api_guarded(self) -> bool:
-        """Whether the API asks callers for a token (the main one or a tenant's)."""
-        return self.api_token is not None or bool(self.api_tenant_tokens)
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Read the old flat names too, after the nested ones (see :data:`FLAT_NAMES`)."""
+        flat = FlatEnvSource(settings_cls)
+        return init_settings, env_settings, flat, dotenv_settings, file_secret_settings
 
     @property
     def upload_dir(self) -> Path:
-        """Directory for HTTP uploads (``uploads_dir`` or ``<data_dir>/uploads``)."""
-        return self.uploads_dir or self.data_dir / "uploads"
+        """Directory for HTTP uploads (``api.uploads_dir`` or ``<data_dir>/uploads``)."""
+        return self.api.uploads_dir or self.data_dir / "uploads"
 
     @property
     def source_roots(self) -> tuple[Path, ...]:
@@ -147,6 +246,48 @@ class Settings(BaseSettings):
         The uploads folder is not one: an upload is never a source a caller names.
         """
         return tuple(p.expanduser().resolve() for p in self.sources.roots)
+
+
+class FlatEnvSource(PydanticBaseSettingsSource):
+    """The grouped fields' old flat environment names, read into their groups.
+
+    ``CHUNKWEAVE_TASK_HARD_TIME_LIMIT_S=900`` gives ``{"tasks": {"hard_time_limit_s":
+    "900"}}``; values are decoded as pydantic-settings decodes the nested names (JSON
+    for lists and mappings) and validated by the groups themselves.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls)
+        config = settings_cls.model_config
+        self._env = EnvSettingsSource(
+            _flat_model(),
+            env_prefix=config.get("env_prefix"),
+            case_sensitive=config.get("case_sensitive"),
+        )
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """Unused: :meth:`__call__` reads every flat name at once."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        """Return the flat names set in the environment, nested under their groups."""
+        out: dict[str, dict[str, Any]] = {}
+        for old, value in self._env().items():
+            group, name = FLAT_NAMES[old]
+            out.setdefault(group, {})[name] = value
+        return out
+
+
+@lru_cache(maxsize=1)
+def _flat_model() -> type[BaseSettings]:
+    """Build a settings class with one field per flat name, typed as its grouped field."""
+    groups = {name: f.annotation for name, f in Settings.model_fields.items()}
+    fields: dict[str, Any] = {}
+    for old, (group, name) in FLAT_NAMES.items():
+        model = groups[group]
+        assert isinstance(model, type) and issubclass(model, BaseModel), group
+        fields[old] = (model.model_fields[name].annotation, None)
+    return create_model("FlatNames", __base__=BaseSettings, **fields)
 
 
 @lru_cache(maxsize=1)

@@ -1,7 +1,7 @@
 """Where HTTP uploads live until their document is stored: a folder, or an S3 prefix.
 
 Single host: ``upload_dir/<sha1>/<name>``, a folder every worker must be able to
-read. Several hosts with no shared disk: set ``CHUNKWEAVE_UPLOADS_S3`` to an
+read. Several hosts with no shared disk: set ``CHUNKWEAVE_API__UPLOADS_S3`` to an
 ``s3://bucket/prefix/`` and uploads go to ``<prefix><sha1>/<name>`` there, so any
 worker fetches them like any ``s3://`` source. Either way the file is named by its
 content, written completely before any task names it, and deleted once its document
@@ -40,8 +40,8 @@ def save(staged: Path, sha1: str, name: str, settings: Settings, r: redis.Redis)
     concurrent uploads of one file never delete it from under each other. ``staged``
     is consumed (renamed into the folder, or uploaded and removed).
     """
-    if settings.uploads_s3:
-        bucket, prefix = split_s3(settings.uploads_s3)
+    if settings.api.uploads_s3:
+        bucket, prefix = split_s3(settings.api.uploads_s3)
         key = f"{prefix.rstrip('/')}/{sha1}/{name}".lstrip("/")
         source = f"s3://{bucket}/{key}"
         try:
@@ -61,8 +61,8 @@ def save(staged: Path, sha1: str, name: str, settings: Settings, r: redis.Redis)
 
 def is_upload(source: str, settings: Settings) -> bool:
     """Tell whether ``source`` is a file of the uploads store."""
-    if settings.uploads_s3 and source.startswith("s3://"):
-        bucket, prefix = split_s3(settings.uploads_s3)
+    if settings.api.uploads_s3 and source.startswith("s3://"):
+        bucket, prefix = split_s3(settings.api.uploads_s3)
         sbucket, key = split_s3(source)
         return sbucket == bucket and key.startswith(prefix)
     path = Path(source)

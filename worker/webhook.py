@@ -139,7 +139,7 @@ def resolve(url: str, allow: Sequence[str] = ()) -> IPAddress:
     if not addresses or refused:
         raise WebhookRefusedError(
             f"webhook {redact(url)}: {host} resolves to a non-public address "
-            "(allow it with CHUNKWEAVE_WEBHOOK_ALLOW_HOSTS)"
+            "(allow it with CHUNKWEAVE_WEBHOOK__ALLOW_HOSTS)"
         )
     return addresses[0]
 

@@ -17,8 +17,8 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
 - ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
 - ``GET /ui``: the dashboard (jobs, documents, stage timings, inspector views); see
   :mod:`.ui` (same token, signed in once with it).
-- Bearer-token auth on everything else when any token is set (``Settings.api_token``
-  or ``Settings.api_tenant_tokens``); then the OpenAPI docs (``/docs``, ``/redoc``,
+- Bearer-token auth on everything else when any token is set (``Settings.api.token``
+  or ``Settings.api.tenant_tokens``); then the OpenAPI docs (``/docs``, ``/redoc``,
   ``/openapi.json``) are off. Tokens scoped to tenants see and touch only their
   tenants' jobs and documents, ``/ui`` included; store-wide operations (``/reindex``)
   need the main token (403 for a tenant's).
@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     cfg = settings or discover(get_settings()).settings
     enq = Enqueuer(cfg)
     registry = CollectorRegistry()
-    registry.register(RedisCollector(enq.redis, queue=cfg.queue))
+    registry.register(RedisCollector(enq.redis, queue=cfg.tasks.queue))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         enq.close()
 
     # With a token, the API documents itself to no one: docs and schema are off.
-    open_docs = not cfg.api_guarded
+    open_docs = not cfg.api.guarded
     app = FastAPI(
         lifespan=lifespan,
         title="chunkweave",
@@ -101,8 +101,8 @@ MULTIPART_OVERHEAD = 64 * 1024
 def body_limit(settings: Settings, content_type: str) -> int:
     """Bytes a request body of ``content_type`` may have."""
     if content_type.startswith("multipart/form-data"):
-        return settings.max_upload_bytes + MULTIPART_OVERHEAD
-    return settings.max_json_bytes
+        return settings.api.max_upload_bytes + MULTIPART_OVERHEAD
+    return settings.api.max_json_bytes
 
 
 class InsecureBindError(ChunkweaveError, RuntimeError):
@@ -125,11 +125,11 @@ def check_bind(host: str, settings: Settings, *, insecure: bool) -> str | None:
     ``insecure`` lets an operator who has put the API behind their own gate do so
     anyway, with a warning.
     """
-    if is_loopback(host) or settings.api_guarded:
+    if is_loopback(host) or settings.api.guarded:
         return None
     if not insecure:
         raise InsecureBindError(
-            f"refusing to serve the API on {host} without a token: set CHUNKWEAVE_API_TOKEN "
+            f"refusing to serve the API on {host} without a token: set CHUNKWEAVE_API__TOKEN "
             "(or pass --insecure if something else guards it)"
         )
     return f"WARNING: the API on {host} has no token: anyone who reaches it can use it"

@@ -94,7 +94,7 @@ def _start(settings: Settings, body: ReindexRequest, app: Any) -> dict[str, Any]
         state = rx.start(settings, factory)
     except rx.ReindexRefusedError as err:
         raise HTTPException(status.HTTP_409_CONFLICT, str(err)) from err
-    app.send_task("chunkweave.reindex_advance", queue=settings.queue)
+    app.send_task("chunkweave.reindex_advance", queue=settings.tasks.queue)
     return state.model_dump(mode="json")
 
 

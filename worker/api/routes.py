@@ -93,14 +93,14 @@ def caller_for(settings: Settings, matches: Callable[[str], bool]) -> Caller | N
     token, or the ``/ui`` session cookie made from it), in constant time. With no
     token configured everyone may do everything.
     """
-    if not settings.api_guarded:
+    if not settings.api.guarded:
         return Caller()
-    token = settings.api_token
+    token = settings.api.token
     if token is not None and matches(token.get_secret_value()):
         return Caller()
     scoped = frozenset(
         tenant
-        for tenant, secret in settings.api_tenant_tokens.items()
+        for tenant, secret in settings.api.tenant_tokens.items()
         if matches(secret.get_secret_value())
     )
     return Caller(scoped) if scoped else None
@@ -113,12 +113,12 @@ def authorize(
 ) -> Caller:
     """Require ``Authorization: Bearer <token>`` when tokens are configured.
 
-    ``api_token`` may do everything; a token of ``api_tenant_tokens`` only what
+    ``api.token`` may do everything; a token of ``api.tenant_tokens`` only what
     belongs to its tenants. Every configured token is compared (constant time).
     """
     given = creds.credentials if creds is not None else ""
     caller = caller_for(settings, lambda secret: hmac.compare_digest(given, secret))
-    if caller is None or (creds is None and settings.api_guarded):
+    if caller is None or (creds is None and settings.api.guarded):
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "missing or invalid bearer token",

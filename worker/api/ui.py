@@ -1,7 +1,7 @@
 """The service dashboard: ``GET /ui`` (jobs), ``/ui/jobs/{id}`` (documents), ``/ui/inspect``.
 
-Same token rule as the API: with any token configured (``api_token`` or a tenant's in
-``api_tenant_tokens``) nothing here answers without one. A browser signs in once at
+Same token rule as the API: with any token configured (``api.token`` or a tenant's in
+``api.tenant_tokens``) nothing here answers without one. A browser signs in once at
 ``POST /ui/login`` with a token and gets a session cookie (HttpOnly, SameSite=Strict,
 path ``/ui``) holding an HMAC of the token, not the token; a ``Authorization: Bearer``
 header works too. Without a valid one every page answers 401 with the sign-in form.
@@ -63,7 +63,7 @@ def _caller(request: Request, settings: Settings) -> Caller | None:
         bearer = given.strip()
         return caller_for(settings, lambda secret: hmac.compare_digest(bearer, secret))
     cookie = request.cookies.get(COOKIE, "")
-    if not cookie and settings.api_guarded:
+    if not cookie and settings.api.guarded:
         return None
     return caller_for(settings, lambda secret: hmac.compare_digest(cookie, session_value(secret)))
 
@@ -105,9 +105,9 @@ def jobs_slash() -> RedirectResponse:
 @ui_router.post("/login")
 def login(request: Request, settings: SettingsDep, token: Annotated[str, Form()] = "") -> Response:
     """Check the token (the main one or a tenant's); on success set the session cookie."""
-    if not settings.api_guarded:
+    if not settings.api.guarded:
         return RedirectResponse("/ui", status_code=303)
-    configured = [settings.api_token, *settings.api_tenant_tokens.values()]
+    configured = [settings.api.token, *settings.api.tenant_tokens.values()]
     secrets = [t.get_secret_value() for t in configured if t is not None]
     # Every token is compared (constant time each), so timing tells nothing of which.
     matched = [secret for secret in secrets if hmac.compare_digest(token, secret)]

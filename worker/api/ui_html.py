@@ -64,7 +64,7 @@ def login(message: str | None = None) -> str:
     return page(
         "sign in",
         "<form class='login' method='post' action='/ui/login'>"
-        "<p>This service needs its API token (<code>CHUNKWEAVE_API_TOKEN</code>).</p>"
+        "<p>This service needs its API token (<code>CHUNKWEAVE_API__TOKEN</code>).</p>"
         f"{note}<label>Token <input type='password' name='token' id='token' "
         "autocomplete='current-password' required></label> "
         "<button type='submit'>Sign in</button></form>",

@@ -57,10 +57,10 @@ async def store_upload(upload: UploadFile, settings: Settings, r: redis.Redis) -
         try:
             while block := await upload.read(_COPY_BLOCK):
                 size += len(block)
-                if size > settings.max_upload_bytes:
+                if size > settings.api.max_upload_bytes:
                     raise HTTPException(
                         status.HTTP_413_CONTENT_TOO_LARGE,
-                        f"{upload.filename}: larger than {settings.max_upload_bytes} bytes",
+                        f"{upload.filename}: larger than {settings.api.max_upload_bytes} bytes",
                     )
                 digest.update(block)
                 tmp.write(block)

@@ -84,7 +84,7 @@ def reindex(
     are replayed onto the target. Once the target accounts for every source (and
     passes the --qa gate), the alias switches atomically. Run it again with the same
     options to resume an interrupted reindex. A stored document whose source is gone
-    (an HTTP upload deleted once stored, by the default CHUNKWEAVE_UPLOAD_RETENTION)
+    (an HTTP upload deleted once stored, by the default CHUNKWEAVE_API__UPLOAD_RETENTION)
     cannot be rebuilt: such documents are named, by --dry-run too, and the reindex
     refuses to start until they are uploaded again or deleted.
     """
@@ -148,7 +148,7 @@ def reindex(
         from chunkweave.worker.celery_app import make_app
 
         app = make_app(settings)
-        app.send_task("chunkweave.reindex_advance", queue=settings.queue)
+        app.send_task("chunkweave.reindex_advance", queue=settings.tasks.queue)
         app.close()
         click.echo(state.line())
         return

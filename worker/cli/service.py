@@ -90,7 +90,7 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
         raise click.ClickException(str(err)) from err
     argv = [
         "worker", "--pool", "prefork", "--loglevel", loglevel,
-        "-Q", queues or settings.queue, "--without-gossip", "--without-mingle",
+        "-Q", queues or settings.tasks.queue, "--without-gossip", "--without-mingle",
         "--concurrency", str(concurrency or os.cpu_count() or 1),
     ]  # fmt: skip
     app.worker_main(argv)
@@ -157,7 +157,7 @@ def watch(source: str, polling: bool, tenant: str | None) -> None:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="HTTP API bind address; beyond loopback it needs CHUNKWEAVE_API_TOKEN.",
+    help="HTTP API bind address; beyond loopback it needs CHUNKWEAVE_API__TOKEN.",
 )
 @click.option("--insecure", is_flag=True, help=_INSECURE_HELP)
 @click.option("--polling", is_flag=True, help="Poll the watched folder (network filesystems).")
@@ -211,7 +211,7 @@ def enqueue(
 ) -> None:
     """Queue files, folders or s3://bucket/prefix for the workers; print the job id.
 
-    Sends at a lower CPU priority (CHUNKWEAVE_PRODUCER_NICE, default 10), so workers on
+    Sends at a lower CPU priority (CHUNKWEAVE_TASKS__PRODUCER_NICE, default 10), so workers on
     this machine keep the cores.
     """
     from chunkweave.worker.enqueue import Enqueuer, command_line_metadata
@@ -251,7 +251,7 @@ def enqueue(
 def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
     """Enqueue everything under a folder or s3://bucket/prefix, with progress.
 
-    Sends at a lower CPU priority (CHUNKWEAVE_PRODUCER_NICE, default 10), so workers on
+    Sends at a lower CPU priority (CHUNKWEAVE_TASKS__PRODUCER_NICE, default 10), so workers on
     this machine keep the cores.
     """
     from rich.progress import Progress
@@ -321,7 +321,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     from chunkweave.worker.runtime import redis_client
 
     settings = _service_settings()
-    store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
+    store = JobStore(redis_client(settings), ttl_s=settings.tasks.job_ttl_s)
     if job_id is None:
         jobs = store.list(status=job_status, limit=limit)  # type: ignore[arg-type]
         if as_json:
@@ -357,7 +357,7 @@ def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Bind address; beyond loopback it needs CHUNKWEAVE_API_TOKEN.",
+    help="Bind address; beyond loopback it needs CHUNKWEAVE_API__TOKEN.",
 )
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(min=1, max=65535))
 @click.option("--insecure", is_flag=True, help=_INSECURE_HELP)

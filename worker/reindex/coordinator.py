@@ -99,7 +99,7 @@ def _submit(
     settings: Settings, r: redis.Redis, target: str, entries: list[LedgerEntry], *, task: str
 ) -> str:
     """Submit a job with one task per entry (``task``: reindex onto ``target``, or ingest)."""
-    jobs = JobStore(r, ttl_s=settings.job_ttl_s)
+    jobs = JobStore(r, ttl_s=settings.tasks.job_ttl_s)
     app = make_app(settings)
     try:
         job_id = jobs.create()
@@ -117,7 +117,7 @@ def _submit(
                 kwargs["target"] = target
             else:
                 kwargs["force"] = True
-            app.send_task(task, kwargs=kwargs, queue=settings.queue)
+            app.send_task(task, kwargs=kwargs, queue=settings.tasks.queue)
         jobs.seal(job_id)
         return job_id
     finally:
@@ -127,7 +127,7 @@ def _submit(
 def _in_flight(r: redis.Redis, settings: Settings, state: ReindexState) -> bool:
     if not state.job_ids:
         return False
-    job = JobStore(r, ttl_s=settings.job_ttl_s).get(state.job_ids[-1])
+    job = JobStore(r, ttl_s=settings.tasks.job_ttl_s).get(state.job_ids[-1])
     return job is not None and job.finished_at is None
 
 
@@ -191,7 +191,7 @@ def _build_step(
     if acc.missing and not busy and state.job_ids:
         # A document the last job failed on before writing anything (its source is
         # gone, say) has no target entry: it is failed, not to be sent again and again.
-        last = JobStore(r, ttl_s=settings.job_ttl_s).get(state.job_ids[-1], with_docs=True)
+        last = JobStore(r, ttl_s=settings.tasks.job_ttl_s).get(state.job_ids[-1], with_docs=True)
         lost = {d.doc_id for d in (last.docs or ()) if d.status == "failed"} if last else set()
         acc.failed += [e for e in acc.missing if e.doc_id in lost]
         acc.missing = [e for e in acc.missing if e.doc_id not in lost]

@@ -161,8 +161,8 @@ class LocalSource:
             Path(uri),
             submitter,
             polling=polling,
-            reconcile_s=settings.watch_reconcile_s,
-            settle_s=settings.watch_settle_s,
+            reconcile_s=settings.watch.reconcile_s,
+            settle_s=settings.watch.settle_s,
         )
 
 

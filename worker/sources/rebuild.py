@@ -4,7 +4,7 @@ A reindex re-reads every source of the live ledger. A document whose source is g
 cannot be rebuilt, so the target would end ``incomplete`` and never be switched:
 :func:`unrebuildable` says so before a reindex starts, from a cheap look at each
 local source (no parsing; ``s3://`` sources are not looked at here: the dry run reads
-them). An HTTP upload is the usual case: with ``CHUNKWEAVE_UPLOAD_RETENTION=delete``
+them). An HTTP upload is the usual case: with ``CHUNKWEAVE_API__UPLOAD_RETENTION=delete``
 (the default) the uploaded file is removed once its document is stored.
 """
 
@@ -37,7 +37,7 @@ def why_gone(source: str, settings: Settings) -> str | None:
     if path.resolve().is_relative_to(settings.upload_dir.resolve()):
         return (
             "an HTTP upload, removed once its document was stored "
-            f"(CHUNKWEAVE_UPLOAD_RETENTION={settings.upload_retention}); upload it again"
+            f"(CHUNKWEAVE_API__UPLOAD_RETENTION={settings.api.upload_retention}); upload it again"
         )
     return "its file is gone; restore it, or delete the document"
 

@@ -105,7 +105,7 @@ def release_upload(run: DocRun) -> None:
     ``upload_retention=keep`` keeps it unless the document itself was deleted.
     """
     settings = run.rt.settings
-    keep = settings.upload_retention == "keep" and run.action != "delete"
+    keep = settings.api.upload_retention == "keep" and run.action != "delete"
     uploads.release(run.source, settings, run.rt.redis, delete=not keep)
 
 
@@ -147,7 +147,7 @@ class DocTask(Task):
         run.failed(
             ErrorCode.TIMEOUT,
             f"{kwargs['source']}: exceeded the hard time limit of "
-            f"{rt.settings.task_hard_time_limit_s}s",
+            f"{rt.settings.tasks.hard_time_limit_s}s",
         )
 
 
@@ -158,7 +158,7 @@ def backoff_s(task: Task) -> int:
         get_exponential_backoff_interval(
             factor=2,
             retries=task.request.retries,
-            maximum=settings.retry_backoff_max_s,
+            maximum=settings.tasks.retry_backoff_max_s,
             full_jitter=True,
         )
     )
@@ -174,7 +174,7 @@ def run_guarded(task: Task, run: DocRun, body: Callable[[], dict[str, Any]]) -> 
     except SoftTimeLimitExceeded:
         return run.failed(
             ErrorCode.TIMEOUT,
-            f"{run.source}: exceeded the time limit of {settings.task_soft_time_limit_s}s",
+            f"{run.source}: exceeded the time limit of {settings.tasks.soft_time_limit_s}s",
         )
     except (SourceNotFoundError, ParseError) as err:
         return run.failed(err.code, str(err))
@@ -183,11 +183,11 @@ def run_guarded(task: Task, run: DocRun, body: Callable[[], dict[str, Any]]) -> 
     except MemoryError:
         return run.failed(
             ErrorCode.OUT_OF_MEMORY,
-            f"{run.source}: exceeded the memory cap of {settings.max_memory_mb} MB",
+            f"{run.source}: exceeded the memory cap of {settings.tasks.max_memory_mb} MB",
         )
     except Exception as err:
         if is_transient(err):
-            if task.request.retries < settings.task_max_retries:
+            if task.request.retries < settings.tasks.max_retries:
                 run.running(stage=f"waiting to retry: {type(err).__name__}")
                 run.undo_attempt()  # a retry is not a crash
                 raise task.retry(exc=err, countdown=backoff_s(task)) from err
@@ -243,12 +243,12 @@ def write_lock(task: Task, run: DocRun) -> Iterator[None]:
     with ExitStack() as held:
         with run.timer.stage("lock"):
             lock = held.enter_context(
-                DocLock(run.rt.redis, run.doc_id, ttl_s=settings.lock_ttl_s, wait_s=1.0)
+                DocLock(run.rt.redis, run.doc_id, ttl_s=settings.tasks.lock_ttl_s, wait_s=1.0)
             )
         if not lock.acquired:
             # Another worker is writing this document: come back when its lock would
             # have expired rather than block a worker slot.
             run.undo_attempt()
             run.running(stage="waiting for another worker")
-            raise task.retry(countdown=settings.lock_ttl_s, max_retries=None)
+            raise task.retry(countdown=settings.tasks.lock_ttl_s, max_retries=None)
         yield

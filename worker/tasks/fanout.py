@@ -48,14 +48,14 @@ def plan_ranges(pages: int, part_pages: int) -> list[tuple[int, int]]:
 def plan(path: Path, settings: Settings) -> list[tuple[int, int]] | None:
     """Page ranges to fan out into, or None when the document runs as one task."""
     pages = page_count(path)
-    if pages is None or pages <= settings.fanout_pages:
+    if pages is None or pages <= settings.fanout.pages:
         return None
-    return plan_ranges(pages, settings.fanout_part_pages)
+    return plan_ranges(pages, settings.fanout.part_pages)
 
 
 def _parts(run: DocRun, sha1: str) -> Parts:
     """Return the page-range parts of this version of the run's document."""
-    ttl_s = run.rt.settings.job_ttl_s
+    ttl_s = run.rt.settings.tasks.job_ttl_s
     return Parts(run.rt.redis, keys.fanout_parts(run.doc_id, sha1), kind="part", ttl_s=ttl_s)
 
 
@@ -165,7 +165,7 @@ def finish_document(task: Task, run: DocRun, *, sha1: str, parts: int) -> dict[s
         return run.failed(ErrorCode.INTERNAL, f"{source}: fan-out parts expired before the join")
     doc = join_parts([ParsedDocument.model_validate_json(p) for p in payloads], source=source)
     chunks = rt.pipeline.chunk(doc, source=source, doc_id=doc_id)
-    if len(chunks) > rt.settings.fanout_embed_chunks:
+    if len(chunks) > rt.settings.fanout.embed_chunks:
         # Embedding dominates big documents: spread it over the workers too.
         result = slices.start(run, task, doc, chunks)
     else:

@@ -95,7 +95,7 @@ def record_failure(
     try:
         rt.pipeline.record_failed(doc_id, source, ErrorCode(error_code), error, tenant=tenant)
     except Exception as err:
-        if not is_transient(err) or task.request.retries >= rt.settings.task_max_retries:
+        if not is_transient(err) or task.request.retries >= rt.settings.tasks.max_retries:
             raise
         raise task.retry(exc=err, countdown=backoff_s(task)) from err
     return {"doc_id": doc_id, "status": "recorded"}

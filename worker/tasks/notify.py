@@ -25,9 +25,9 @@ def send_webhook(self: Task, *, job_id: str) -> None:
     job = rt.jobs.get(job_id)
     if job is None or not job.webhook_url:
         return
-    secret = rt.settings.webhook_secret
+    secret = rt.settings.webhook.secret
     if secret is None:
-        log.error("job %s: no CHUNKWEAVE_WEBHOOK_SECRET on this worker; webhook not sent", job_id)
+        log.error("job %s: no CHUNKWEAVE_WEBHOOK__SECRET on this worker; webhook not sent", job_id)
         return
     summary = job.model_copy(update={"webhook_url": redact(job.webhook_url)})
     try:
@@ -35,13 +35,13 @@ def send_webhook(self: Task, *, job_id: str) -> None:
             job.webhook_url,
             summary.model_dump_json().encode(),
             secret=secret.get_secret_value(),
-            timeout_s=rt.settings.webhook_timeout_s,
-            allow=rt.settings.webhook_allow_hosts,
+            timeout_s=rt.settings.webhook.timeout_s,
+            allow=rt.settings.webhook.allow_hosts,
         )
     except WebhookRefusedError as err:
         log.error("job %s: %s; not sent", job_id, err)
     except Exception as err:
-        if self.request.retries >= rt.settings.webhook_retries:
+        if self.request.retries >= rt.settings.webhook.retries:
             log.error("job %s: giving up on webhook %s: %s", job_id, redact(job.webhook_url), err)
             return
         raise self.retry(exc=err, countdown=backoff_s(self)) from err

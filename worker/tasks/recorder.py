@@ -187,16 +187,20 @@ class DocRun:
         settings = self.rt.settings
         with self.timer.stage("state"):
             self.attempts = count_attempt(
-                self.rt.redis, self.doc_id, self.sha1, ttl_s=settings.job_ttl_s, part=self.part
+                self.rt.redis,
+                self.doc_id,
+                self.sha1,
+                ttl_s=settings.tasks.job_ttl_s,
+                part=self.part,
             )
-        return self.attempts <= settings.max_attempts
+        return self.attempts <= settings.tasks.max_attempts
 
     def poisoned(self, what: str) -> dict[str, Any]:
         """Record the document failed as ``poison``: ``what`` killed its worker too often."""
         return self.failed(
             ErrorCode.POISON,
             f"{self.source}: {what} killed its worker process {self.attempts - 1} times "
-            f"(limit {self.rt.settings.max_attempts}); not attempted again",
+            f"(limit {self.rt.settings.tasks.max_attempts}); not attempted again",
         )
 
     def undo_attempt(self) -> None:

@@ -112,11 +112,13 @@ def _reindex(task: Task, run: DocRun, target: str) -> dict[str, Any]:
         if not run.count_attempt():
             return run.poisoned("the document")
         lock = held.enter_context(
-            DocLock(rt.redis, f"{target}:{run.doc_id}", ttl_s=rt.settings.lock_ttl_s, wait_s=1.0)
+            DocLock(
+                rt.redis, f"{target}:{run.doc_id}", ttl_s=rt.settings.tasks.lock_ttl_s, wait_s=1.0
+            )
         )
         if not lock.acquired:
             run.undo_attempt()
-            raise task.retry(countdown=rt.settings.lock_ttl_s, max_retries=None)
+            raise task.retry(countdown=rt.settings.tasks.lock_ttl_s, max_retries=None)
         run.running(stage="reindexing")
         cache = reindexer.cache
         before = cache.reused, cache.embedded
@@ -136,7 +138,7 @@ def reindex_advance(self: Task, *, every_s: float = 2.0) -> dict[str, Any]:
         app.send_task(
             "chunkweave.reindex_advance",
             kwargs={"every_s": every_s},
-            queue=rt.settings.queue,
+            queue=rt.settings.tasks.queue,
             countdown=every_s,
         )
     return {"phase": state.phase, "done": state.done, "total": state.total}

@@ -44,7 +44,7 @@ _UUIDS = TypeAdapter(list[str])
 
 def _slices(run: DocRun, sha1: str) -> Parts:
     """Return the chunk slices of this version of the run's document."""
-    ttl_s = run.rt.settings.job_ttl_s
+    ttl_s = run.rt.settings.tasks.job_ttl_s
     return Parts(run.rt.redis, keys.fanout_slices(run.doc_id, sha1), kind="slice", ttl_s=ttl_s)
 
 
@@ -69,8 +69,8 @@ def start(run: DocRun, task: Task, doc: ParsedDocument, chunks: list[Chunk]) -> 
     token = take_lease(rt.redis, run.doc_id, ttl_s=visibility_timeout_s(settings))
     if token is None:
         run.running(stage="waiting for another worker")
-        raise task.retry(countdown=settings.lock_ttl_s, max_retries=None)
-    size = settings.fanout_embed_chunks
+        raise task.retry(countdown=settings.tasks.lock_ttl_s, max_retries=None)
+    size = settings.fanout.embed_chunks
     parts = [chunks[i : i + size] for i in range(0, len(chunks), size)]
     plan = rt.pipeline.begin(doc, source=run.source, doc_id=run.doc_id, **run.carried()).plan
     keep = [chunk_uuid(c.id) for c in chunks]
