@@ -12,7 +12,7 @@ machine is shared):
    (PDF pages: DOCX has no page count), queue latency (enqueue -> task start) per
    document.
 2. fan-out: the 400-page PDF alone on 2 worker processes, fanned out
-   (``fanout_pages=200``, parts of 100 pages) vs not fanned out; wall seconds.
+   (``fanout.pages=200``, parts of 100 pages) vs not fanned out; wall seconds.
 3. pickup latency: a tiny document enqueued to idle workers, enqueue -> start.
 4. scale (``--scale 1000 10000 100000``): that many small generated DOCX files in one
    job on 2 worker processes with the ``none`` embedder, which isolates the queue,
@@ -67,12 +67,12 @@ def _env(redis_url: str, weaviate: LocalWeaviate, tag: str, **extra: str) -> dic
     env.update(
         {
             "CHUNKWEAVE_REDIS_URL": redis_url,
-            "CHUNKWEAVE_QUEUE": f"bench-{tag}",
+            "CHUNKWEAVE_TASKS__QUEUE": f"bench-{tag}",
             **server_env(weaviate.config()),
             "CHUNKWEAVE_WEAVIATE__COLLECTION": f"Bench_{tag}",
             "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": f"BenchLedger_{tag}",
-            "CHUNKWEAVE_TASK_SOFT_TIME_LIMIT_S": "1800",
-            "CHUNKWEAVE_TASK_HARD_TIME_LIMIT_S": "1900",
+            "CHUNKWEAVE_TASKS__SOFT_TIME_LIMIT_S": "1800",
+            "CHUNKWEAVE_TASKS__HARD_TIME_LIMIT_S": "1900",
             "PYTHONPATH": str(ROOT),
             **extra,
         }
@@ -81,7 +81,9 @@ def _env(redis_url: str, weaviate: LocalWeaviate, tag: str, **extra: str) -> dic
 
 
 def _settings(env: dict[str, str]) -> Settings:
-    return Settings(redis_url=env["CHUNKWEAVE_REDIS_URL"], tasks={"queue": env["CHUNKWEAVE_QUEUE"]})
+    return Settings(
+        redis_url=env["CHUNKWEAVE_REDIS_URL"], tasks={"queue": env["CHUNKWEAVE_TASKS__QUEUE"]}
+    )
 
 
 class Workers:
@@ -91,7 +93,7 @@ class Workers:
         args = [
             sys.executable, "-m", "celery", "-A", "chunkweave.worker.celery_app", "worker",
             "--pool", "prefork", "--concurrency", str(concurrency),
-            "-Q", env["CHUNKWEAVE_QUEUE"], "--loglevel", "INFO",
+            "-Q", env["CHUNKWEAVE_TASKS__QUEUE"], "--loglevel", "INFO",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
         self.log = log
@@ -552,12 +554,12 @@ def main() -> None:
             if args.only in (None, "fanout"):
                 big = [str(args.corpus / BIG_PDF)]
                 runs += [
-                    ("fanout_off_400p", 2, big, {"CHUNKWEAVE_FANOUT_PAGES": "100000"}),
+                    ("fanout_off_400p", 2, big, {"CHUNKWEAVE_FANOUT__PAGES": "100000"}),
                     (
                         "fanout_on_400p",
                         2,
                         big,
-                        {"CHUNKWEAVE_FANOUT_PAGES": "200", "CHUNKWEAVE_FANOUT_PART_PAGES": "100"},
+                        {"CHUNKWEAVE_FANOUT__PAGES": "200", "CHUNKWEAVE_FANOUT__PART_PAGES": "100"},
                     ),
                 ]
             for label, procs, sources, extra in runs:
