@@ -215,10 +215,7 @@ class Pipeline:
         )
 
     def parse(self, path: str | Path, *, sha1: str | None = None) -> ParsedDocument:
-        """Parse the file with the pipeline's options (raises ``ParseError``).
-
-        ``sha1``: the file's digest from the check stage, so the parser does not hash it again.
-        """
+        """Parse with the pipeline's options and the check's ``sha1`` (raises ``ParseError``)."""
         return parse_document(path, self.parse_opts, sha1=sha1)
 
     def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
