@@ -22,6 +22,8 @@ import pytest
 from chunkweave.parsers import ParseOptions, parse_document
 from chunkweave.parsers.detect import PDF_SEARCH_WINDOW
 from chunkweave.storage.pipeline.check import file_version
+from chunkweave.storage.pipeline.conductor import Pipeline
+from tests.store_helpers import CountingEmbedder, MemoryStore
 
 FAST = ParseOptions(mode="fast", ocr=False)
 
@@ -103,7 +105,8 @@ def _pdf(path: Path) -> Path:
         for n in range(3):
             page = doc.new_page()
             page.insert_text((72, 72), f"Section {n + 1}", fontsize=16)
-            page.insert_text((72, 110), "A paragraph of body text on this page. " * 3)
+            body = " ".join(f"Sentence {n}.{k} of the body on page {n + 1}." for k in range(12))
+            page.insert_textbox(pymupdf.Rect(72, 100, 520, 400), body, fontsize=11)
         doc.save(path)
     return path
 
@@ -150,3 +153,16 @@ def test_a_docx_parse_given_the_digest_reads_no_hash_again(tmp_path, count_reads
     assert given == hashed  # the same document, digest included
     # The zip reader reads the package's parts; only the parse without a digest hashes too.
     assert reads.bytes - with_digest == size
+
+
+def test_the_pipeline_ingest_of_a_pdf_reads_it_once(tmp_path, count_reads):
+    # The conductor's check hashes the file and hands the digest to its parse stage.
+    path = _pdf(tmp_path / "three.pdf")
+    size = path.stat().st_size
+    pipe = Pipeline(store=MemoryStore(), embedder=CountingEmbedder(), parse_opts=FAST)
+    reads = count_reads(path)
+    outcome = pipe.ingest(path)
+    assert outcome.status == "added", outcome
+    assert pipe.ledger.get(outcome.doc_id).doc_sha1 == file_version(path)
+    assert reads.bytes - size == size + min(size, PDF_SEARCH_WINDOW)  # minus the check above
+    assert reads.pymupdf_opens == 1
