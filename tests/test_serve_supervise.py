@@ -265,8 +265,9 @@ def test_sigterm_with_redis_gone_stops_within_seconds(served: Served):
         os.kill(served.proc.pid, signal.SIGTERM)
         code = served.proc.wait(timeout=60)
         took = time.monotonic() - started
-    print(f"\nSIGTERM with Redis gone -> serve exited in {took:.1f} s")
     out = served.out()
+    steps = [ln for ln in out[out.find("received SIGTERM") :].splitlines() if ln[:1].isalpha()]
+    print(f"\nSIGTERM with Redis gone -> serve exited in {took:.1f} s:", *steps, sep="\n  ")
     assert code == 0, out[-3000:]
     assert took < 10, out[-3000:]
     assert "the embedded Redis is already gone" in out, out[-3000:]
