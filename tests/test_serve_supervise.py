@@ -63,11 +63,14 @@ class Served:
     def redis(self) -> redis.Redis:
         return redis.Redis.from_url(str(self.record("redis")["url"]), socket_timeout=2)
 
-    def worker_pid(self) -> int:
+    def child(self, name: str) -> int:
         for child in _children(self.proc.pid):
-            if "celery" in Path(f"/proc/{child}/cmdline").read_text(errors="replace"):
+            if name in Path(f"/proc/{child}/cmdline").read_text(errors="replace"):
                 return child
-        raise AssertionError("no worker process under serve")
+        raise AssertionError(f"no {name} process under serve")
+
+    def worker_pid(self) -> int:
+        return self.child("celery")
 
 
 def _children(pid: int) -> list[int]:
@@ -103,7 +106,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     )
     port = free_port()
     log = base / "serve.log"
-    cmd = [CLI, "serve", "--workers", "1", "--api-port", str(port)]
+    (base / "inbox").mkdir()
+    cmd = [CLI, "serve", "--workers", "1", "--api-port", str(port), "--watch", str(base / "inbox")]
     with open(log, "wb") as fh:
         proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
@@ -126,8 +130,8 @@ def _recovers(served: Served, part: str, killed_at: float) -> float:
         code, body = served.health()
         parts = body.get("parts", {})
         assert isinstance(parts, dict)
-        if code == 503 and parts.get(part, {}).get("status") != "ok":
-            seen_red = True
+        if code == 0 or (code == 503 and parts.get(part, {}).get("status") != "ok"):
+            seen_red = True  # 0: nothing answers (the API itself is down)
         elif code == 200 and seen_red:
             return time.monotonic() - killed_at
         time.sleep(0.1)
@@ -178,6 +182,7 @@ def test_a_killed_redis_is_restarted_and_work_goes_on(served: Served):
     code, body = served.health()
     text = json.dumps(body)
     assert code == 200 and str(served.data) not in text and "127.0.0.1" not in text
+    assert body["parts"]["watcher"] == {"status": "ok"}
     assert str(served.redis().connection_pool.connection_kwargs["port"]) not in text
 
 
@@ -200,6 +205,14 @@ def test_a_killed_worker_is_restarted(served: Served):
     assert served.worker_pid() != before
     assert served.health()[1]["parts"]["worker"] == {"status": "ok", "alive": 1, "expected": 1}
     _stored(served, "after-worker.docx")
+
+
+def test_a_killed_api_is_restarted(served: Served):
+    killed_at = time.monotonic()
+    os.kill(served.child("uvicorn"), signal.SIGKILL)
+    seconds = _recovers(served, "api", killed_at)
+    print(f"\napi SIGKILL -> /healthz green in {seconds:.1f} s")
+    assert "serve: api exited (signal 9)" in served.out()
 
 
 def test_status_says_unreachable_while_redis_does_not_answer(served: Served):

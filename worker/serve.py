@@ -138,12 +138,9 @@ class Service:
             folder = weaviate_dir(settings)  # where other commands look for it
             weaviate = local_server(folder).start()
             if not weaviate.attached:  # one another process started is its to look after
-
-                def again() -> None:
-                    weaviate.stop()  # releases the data directory's lock, which start takes
-                    weaviate.start()
-
-                part = ServerPart("weaviate", weaviate, title="embedded Weaviate", restart=again)
+                part = ServerPart(
+                    "weaviate", weaviate, title="embedded Weaviate", restart=weaviate.respawn
+                )
                 self.supervisor.add(part)
             settings = settings.model_copy(update={"weaviate": weaviate.config(settings.weaviate)})
             how = "using running" if weaviate.attached else "started"
