@@ -123,8 +123,7 @@ class Service:
         #: The watcher thread's state, for ``/healthz`` (None: nothing watched).
         self.watcher_state: State | None = None
 
-    def _embedded(self) -> Settings:
-        settings = self.settings
+    def _embedded(self, settings: Settings) -> Settings:
         data = Path(settings.data_dir)
         if settings.redis_url is None or not settings.redis_url.get_secret_value():
             server = LocalRedis(data / "redis").start()
@@ -151,19 +150,17 @@ class Service:
         self.say(f"received {signal.Signals(signum).name}: shutting down")
         self.stop.set()
 
-    def _grace(self, settings: Settings) -> Callable[[Part], float]:
-        def grace(part: Part) -> float:
-            if part.name != "worker":
-                return _STOP_GRACE_S
-            redis = self.supervisor.part("redis")
-            if redis is not None:
-                gone = not redis.alive() or redis.state != "ok"
-            else:
-                assert settings.redis_url is not None
-                gone = not _redis_answers(settings.redis_url.get_secret_value())
-            return _NO_REDIS_GRACE_S if gone else settings.supervise.stop_grace_s
-
-        return grace
+    def _grace(self, part: Part) -> float:
+        """Seconds ``part`` gets to stop: a worker's own grace, or 2 s once Redis is gone."""
+        if part.name != "worker":
+            return _STOP_GRACE_S
+        redis = self.supervisor.part("redis")
+        if redis is not None:
+            gone = not redis.alive() or redis.state != "ok"
+        else:  # configured: the worker runs only with a URL
+            url = self.settings.redis_url
+            gone = url is None or not _redis_answers(url.get_secret_value())
+        return _NO_REDIS_GRACE_S if gone else self.settings.supervise.stop_grace_s
 
     def run(self) -> int:
         """Start everything, block until a signal or a part gives up; return an exit code.
@@ -185,16 +182,14 @@ class Service:
         code = 0
         with ExitStack() as stack:
             stack.callback(lambda: [signal.signal(s, h) for s, h in previous.items()])
+            # Where the API's /healthz reads what this process supervises.
             health = Path(self.settings.data_dir) / "serve" / f"health-{os.getpid()}.json"
             health.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             stack.callback(lambda: health.unlink(missing_ok=True))
+            stack.callback(self.supervisor.close, self._grace)
             supervise = self.settings.supervise.model_copy(update={"health_file": health})
-            self.settings = self.settings.model_copy(update={"supervise": supervise})
-            try:
-                settings = self._embedded()
-            finally:
-                stack.callback(lambda: self.supervisor.close(self._grace(self.settings)))
-            self.settings = settings
+            settings = self.settings.model_copy(update={"supervise": supervise})
+            self.settings = settings = self._embedded(settings)
             if self.watch:
                 # The API may name what the service watches (and the uploads folder).
                 allowed = sources.scheme_for(self.watch).allowing(self.watch, settings.sources)
