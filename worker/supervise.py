@@ -154,18 +154,14 @@ class ServerPart(Part):
         self.server = server
         self._restart = restart
 
-    def _proc(self) -> subprocess.Popen[bytes] | None:
-        return self.server._proc  # noqa: SLF001 - the base class's one process
-
     def alive(self) -> bool:
         """Whether the server process runs."""
-        proc = self._proc()
-        return proc is not None and proc.poll() is None
+        return self.server.pid is not None
 
     def reason(self) -> str:
         """How the server process ended."""
-        proc = self._proc()
-        return exit_reason(proc.poll()) if proc is not None else "not running"
+        code = self.server.returncode
+        return exit_reason(code) if code is not None else "not running"
 
     def restart(self) -> None:
         """Start the server again and wait until it answers."""
