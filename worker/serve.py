@@ -97,6 +97,20 @@ def api_command(host: str, port: int) -> list[str]:
     ]  # fmt: skip
 
 
+def _forget_dead_serves(folder: Path) -> None:
+    """Remove the health records of ``serve`` processes that died without removing them."""
+    for record in folder.glob("health-*.json"):
+        pid = record.stem.removeprefix("health-")
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            record.unlink(missing_ok=True)
+        except OSError:
+            pass  # someone else's process: alive
+
+
 class Service:
     """Everything ``serve`` runs; :meth:`run` blocks until stopped."""
 
@@ -185,6 +199,7 @@ class Service:
             # Where the API's /healthz reads what this process supervises.
             health = Path(self.settings.data_dir) / "serve" / f"health-{os.getpid()}.json"
             health.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _forget_dead_serves(health.parent)
             stack.callback(lambda: health.unlink(missing_ok=True))
             stack.callback(self.supervisor.close, self._grace)
             supervise = self.settings.supervise.model_copy(update={"health_file": health})
