@@ -368,7 +368,8 @@ def test_healthz_says_nothing_about_internals(service_env: dict[str, str]):
     )
     with TestClient(create_app(dead)) as c:
         resp = c.get("/healthz")
-    assert resp.status_code == 503 and resp.json() == {"status": "unavailable"}
+    assert resp.status_code == 503
+    assert resp.json() == {"status": "unavailable", "parts": {"redis": {"status": "down"}}}
     assert str(port) not in resp.text
 
 

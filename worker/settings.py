@@ -159,6 +159,29 @@ class ApiSettings(BaseModel):
         return self.token is not None or bool(self.tenant_tokens)
 
 
+class SuperviseConfig(BaseModel):
+    """How ``chunkweave serve`` keeps what it started running (:mod:`chunkweave.worker.supervise`).
+
+    A part that dies (the embedded Redis or Weaviate, the worker or API process) is
+    restarted after ``backoff_s``, doubling per restart up to ``backoff_max_s``; a part
+    up for ``healthy_s`` starts again from ``backoff_s``. After ``max_failed_restarts``
+    restarts in a row that did not come up, serve stops with an error.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backoff_s: float = Field(default=1.0, gt=0)
+    backoff_max_s: float = Field(default=30.0, gt=0)
+    healthy_s: float = Field(default=60.0, gt=0)
+    max_failed_restarts: int = Field(default=10, ge=1)
+    #: Seconds serve waits for a worker to finish its running tasks when it stops
+    #: (SIGTERM, then SIGKILL); 2 s when Redis is gone, since a worker can finish nothing.
+    stop_grace_s: float = Field(default=30.0, gt=0)
+    #: Where serve writes its parts' state for its API's ``/healthz``; serve sets it for
+    #: the API it starts (not a setting to set by hand).
+    health_file: Path | None = None
+
+
 #: The flat names the grouped fields had before the groups (``CHUNKWEAVE_FANOUT_PAGES``):
 #: old name -> (group, field). They are still read from the environment, below the new
 #: nested names (``CHUNKWEAVE_FANOUT__PAGES`` wins when both are set).
@@ -213,6 +236,9 @@ class Settings(BaseSettings):
     watch: WatchSettings = WatchSettings()
     webhook: WebhookSettings = WebhookSettings()
     api: ApiSettings = ApiSettings()
+    #: Restart backoff and shutdown grace of ``chunkweave serve``'s parts
+    #: (``CHUNKWEAVE_SUPERVISE__BACKOFF_S`` etc.; issue 37, :mod:`chunkweave.worker.supervise`).
+    supervise: SuperviseConfig = SuperviseConfig()
     #: Who an MCP agent searches as (``chunkweave mcp --principal`` adds to them): only
     #: chunks whose ``acl`` names one of them. None: only documents with no ``acl``.
     mcp_principals: tuple[str, ...] = ()
