@@ -275,7 +275,17 @@ def _task_ended(task_id: str | None = None, retval: Any = None, **_: Any) -> Non
     started, token = opened
     if isinstance(retval, Mapping):  # a document task's summary; pages and chunks are set
         started.set_attributes(_attributes({"status": retval.get("status")}))  # by the commit
+    elif isinstance(retval, BaseException):  # a retry, or a failure the task did not record
+        from opentelemetry.trace import Status, StatusCode
+
+        started.record_exception(retval)
+        started.set_status(Status(StatusCode.ERROR, type(retval).__name__))
     started.end()
     context.detach(token)
-    if _tracer.provider is not None:
-        _tracer.provider.force_flush()  # a pool child may be recycled without a clean exit
+    flush()  # a pool child may be recycled without a clean exit
+
+
+def flush() -> None:
+    """Export the spans ended so far now (a process about to end without ``atexit``)."""
+    if _tracer and _tracer.provider is not None:
+        _tracer.provider.force_flush()

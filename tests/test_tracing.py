@@ -21,6 +21,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from chunkweave import tracing
+from chunkweave.storage.config import server_env
 from chunkweave.storage.timing import StageTimer
 from chunkweave.worker.api import create_app
 from chunkweave.worker.jobs import JobStore
@@ -53,6 +54,7 @@ bare = sorted({m.split(".")[0] for m in sys.modules} & OPTIONAL)
 import chunkweave.worker.celery_app, chunkweave.worker.enqueue, chunkweave.worker.api
 import chunkweave.storage.pipeline.conductor, chunkweave.storage.write
 from chunkweave import tracing
+from chunkweave.storage.config import server_env
 from chunkweave.storage.timing import StageTimer
 with StageTimer().stage("parse"), tracing.span("chunk", doc_id="d"):
     tracing.annotate(pages=1)
@@ -223,3 +225,34 @@ def _redis(settings):
     import redis
 
     return redis.Redis.from_url(settings.redis_url.get_secret_value())
+
+
+@pytest.mark.integration
+def test_cli_ingest_is_one_trace_per_document(weaviate_cfg, corpus, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "CHUNKWEAVE_"))}
+    env.update(
+        {
+            **server_env(weaviate_cfg),
+            "CHUNKWEAVE_WEAVIATE__COLLECTION": weaviate_cfg.collection,
+            "CHUNKWEAVE_WEAVIATE__LEDGER_COLLECTION": weaviate_cfg.ledger_collection,
+            "CHUNKWEAVE_DATA_DIR": str(tmp_path / "data"),
+            "OTEL_TRACES_EXPORTER": "console",
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    docs = [str(corpus / "word_sample.docx"), str(corpus / "lorem_ipsum.docx")]
+    cmd = [str(Path(sys.executable).parent / "chunkweave"), "ingest", *docs, "--workers", "2"]
+    run = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    spans = _spans(run.stdout)
+    roots = [s for s in spans if s["name"] == "ingest"]
+    assert sorted(r["attributes"]["chunkweave.source"] for r in roots) == sorted(docs)
+    assert all(r["parent_id"] is None for r in roots)
+    assert len({r["context"]["trace_id"] for r in roots}) == 2  # a trace per document
+    for root in roots:
+        trace = [s for s in spans if s["context"]["trace_id"] == root["context"]["trace_id"]]
+        children = {s["name"] for s in trace if s["parent_id"] == root["context"]["span_id"]}
+        assert {"check", "parse", "chunk", "embed", "upsert", "prune", "ledger"} <= children
+        (ledger,) = [s for s in trace if s["name"] == "ledger"]
+        assert ledger["attributes"]["chunkweave.chunks"] > 0
+        assert root["attributes"]["chunkweave.chunks"] == ledger["attributes"]["chunkweave.chunks"]
