@@ -18,13 +18,15 @@ CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/chunkweave"
 
 say() { printf '[helm-tools] %s\n' "$*" >&2; }
 
-command -v go >/dev/null 2>&1 || { say "go is needed (https://go.dev/dl)"; exit 1; }
+# Go is needed only for what is not cached yet.
+need_go() { command -v go >/dev/null 2>&1 || { say "go is needed to build $1 (not on PATH)"; exit 1; }; }
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-modcacherw"
 
 # go_tool NAME PACKAGE VERSION: `go install PACKAGE@VERSION` into $CACHE/NAME/VERSION.
 go_tool() {
     local name=$1 package=$2 version=$3 dir="$CACHE/$1/$3"
     if [ ! -x "$dir/$name" ]; then
+        need_go "$name"
         say "building $name $version with go install (once per machine)"
         local tmp
         tmp="$(mktemp -d "$CACHE/.build-$name.XXXXXX")"
@@ -47,6 +49,7 @@ kubeconform="$(go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform 
 keda="$CACHE/keda-schemas/$KEDA_VERSION-closed"
 if [ ! -s "$keda/scaledobject-keda-v1alpha1.json" ] ||
     [ ! -s "$keda/triggerauthentication-keda-v1alpha1.json" ]; then
+    need_go "the KEDA schemas"
     say "reading the ScaledObject and TriggerAuthentication CRDs from the KEDA $KEDA_VERSION Go module"
     moddir="$(cd "$CACHE" && go mod download -json "github.com/kedacore/keda/v2@$KEDA_VERSION" |
         "$PYTHON" -c 'import json, sys; m = json.load(sys.stdin); print(m.get("Dir") or sys.exit(m.get("Error")))')"
