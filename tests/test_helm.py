@@ -258,6 +258,10 @@ def test_workers_without_autoscaling_have_a_fixed_count(tools):
         ((), "secrets.apiToken is required"),
         (("secrets.apiToken=t,redis.enabled=false",), "externalRedis.url is required"),
         (("secrets.apiToken=t,weaviate.enabled=false",), "externalWeaviate.url is required"),
+        # values.schema.json: a misspelt key or a wrong kind of value, named.
+        (("secrets.apiToken=t,worker.autoscalling.enabled=false",), "'autoscalling' not allowed"),
+        (("secrets.apiToken=t,externalRedis.url=http://r:6379",), "/externalRedis/url"),
+        (("secrets.apiToken=t,worker.concurrency=0",), "/worker/concurrency"),
     ],
 )
 def test_missing_required_values_are_refused_naming_them(tools, values, message):
