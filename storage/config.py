@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from chunkweave.storage.metadata import MetadataConfig
+from chunkweave.storage.ranking import Ranking
 
 EmbedderKind = Literal["minilm", "openai", "sentence-transformers", "none"]
 
@@ -69,6 +70,10 @@ class WeaviateConfig(BaseModel):
     #: alongside and switch atomically (:mod:`chunkweave.storage.weaviate.alias`). Off: plain
     #: collections, as before aliases (Weaviate < 1.32).
     versioned: bool = True
+    #: How searches rank: the hybrid weight, the weighted keyword fields and the
+    #: optional rerank endpoint (``CHUNKWEAVE_WEAVIATE__RANKING__ALPHA``,
+    #: ``...__RANKING__RERANK__URL``); see :mod:`chunkweave.storage.ranking`.
+    ranking: Ranking = Ranking()
 
 
 class EmbedderConfig(BaseModel):

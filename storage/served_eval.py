@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
 from chunkweave.chunking.models import Chunk
@@ -30,6 +30,7 @@ from chunkweave.storage.evaluate import (
 )
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.protocols import ChunkStore
+from chunkweave.storage.ranking import Ranking
 from chunkweave.storage.stores import drop_store, open_store
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
@@ -76,12 +77,49 @@ def evaluate_served(
     cache: dict[str, list[float]] | None = None,
     query_cache: dict[str, list[float]] | None = None,
     keep: bool = False,
+    ranking: Ranking | None = None,
 ) -> StrategyReport:
     """Write the chunks into ``cfg``'s (scratch) collection, ask every question, score.
 
     ``cache`` (embed text -> vector) and ``query_cache`` (question -> vector) let the
     strategies of one run share vectors. The collection (and its ledger, if made) is
-    dropped afterwards, also on failure, unless ``keep``.
+    dropped afterwards, also on failure, unless ``keep``. ``ranking``: how the
+    search ranks (``None``: as ``cfg`` says).
+    """
+    reports = evaluate_served_rankings(
+        label,
+        questions,
+        chunks_by_doc,
+        embedder,
+        cfg,
+        {label: ranking},
+        mode=mode,
+        k=k,
+        cache=cache,
+        query_cache=query_cache,
+        keep=keep,
+    )
+    return reports[0]
+
+
+def evaluate_served_rankings(
+    label: str,
+    questions: Sequence[QAItem],
+    chunks_by_doc: dict[str, list[Chunk]],
+    embedder: Embedder,
+    cfg: WeaviateConfig,
+    rankings: Mapping[str, Ranking | None],
+    *,
+    mode: SearchMode = "hybrid",
+    k: int = 10,
+    cache: dict[str, list[float]] | None = None,
+    query_cache: dict[str, list[float]] | None = None,
+    keep: bool = False,
+) -> list[StrategyReport]:
+    """As :func:`evaluate_served`, written once and asked once per ranking.
+
+    ``rankings``: report label -> ranking (``None``: as ``cfg`` says); one report per
+    entry, in order.
     """
     chunks, docs = searchable(chunks_by_doc)
     cache = {} if cache is None else cache
@@ -91,26 +129,39 @@ def evaluate_served(
         if chunks:
             store.upsert(chunks, [cache[c.embed_text] for c in chunks])
         doc_of = {chunk_uuid(c.id): d for c, d in zip(chunks, docs, strict=True)}
-        rankings, latencies = ask(
-            store, questions, embedder, mode, max(k, max(KS)), doc_of, query_cache
-        )
+        asked = {
+            name: ask(
+                store,
+                questions,
+                embedder,
+                mode,
+                max(k, max(KS)),
+                doc_of,
+                query_cache,
+                ranking=ranking,
+            )
+            for name, ranking in rankings.items()
+        }
     finally:
         try:
             if not keep:
                 drop_store(store)
         finally:
             store.close()
-    return report_rankings(
-        label,
-        questions,
-        chunks,
-        docs,
-        rankings,
-        embedder.count,
-        latencies_ms=latencies,
-        mode=mode,
-        collection=cfg.collection,
-    )
+    return [
+        report_rankings(
+            name,
+            questions,
+            chunks,
+            docs,
+            ranked,
+            embedder.count,
+            latencies_ms=latencies,
+            mode=mode,
+            collection=cfg.collection,
+        )
+        for name, (ranked, latencies) in asked.items()
+    ]
 
 
 def ask(
@@ -121,11 +172,14 @@ def ask(
     k: int,
     doc_of: dict[str, str],
     query_cache: dict[str, list[float]] | None = None,
+    *,
+    ranking: Ranking | None = None,
 ) -> tuple[list[list[Ranked]], list[float]]:
     """Ask each question through ``store.search``; return the rankings and ms per search.
 
     The query is embedded before the clock starts: the latency is the search call's.
-    ``doc_of`` maps a hit's UUID to the document its chunk is from.
+    ``doc_of`` maps a hit's UUID to the document its chunk is from. ``ranking`` goes
+    on every request (``None``: the store's own).
     """
     query_cache = {} if query_cache is None else query_cache
     rankings: list[list[Ranked]] = []
@@ -136,7 +190,9 @@ def ask(
             if item.question not in query_cache:
                 query_cache[item.question] = embedder.embed_query(item.question)
             vector = query_cache[item.question]
-        request = SearchRequest(item.question, vector, k=k, hybrid=mode == "hybrid")
+        request = SearchRequest(
+            item.question, vector, k=k, hybrid=mode == "hybrid", ranking=ranking
+        )
         started = time.perf_counter()
         hits = store.search(request)
         latencies.append((time.perf_counter() - started) * 1000.0)
