@@ -17,6 +17,8 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from chunkweave.storage.language import detect_language
+
 #: ``name`` or ``name^weight``: a keyword field and its BM25 weight (Weaviate's syntax).
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\^[0-9]+(\.[0-9]+)?)?$")
 
@@ -51,14 +53,21 @@ class Ranking(BaseModel):
     - ``fields``: the keyword (BM25) fields with their weights, ``name^weight``:
       the heading path and caption are separate fields of the chunk (the stored
       text does not repeat them), weighted apart from the body.
+    - ``vector_languages``: the languages the embedder's vectors rank well (the
+      default MiniLM: English); a query detected in another language
+      (:func:`~chunkweave.storage.language.detect_language`) is ranked with
+      ``foreign_alpha``, mostly by keyword: an English-only embedder's vector of a
+      Korean question is noise. Empty: every language (a multilingual embedder).
     - ``rerank``: the optional rerank stage.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    alpha: float = Field(default=0.5, ge=0.0, le=1.0)
+    alpha: float = Field(default=0.75, ge=0.0, le=1.0)
     fusion: Literal["relative", "ranked"] = "relative"
-    fields: tuple[str, ...] = ("text", "heading_path^2", "caption^2", "text_cjk")
+    fields: tuple[str, ...] = ("text", "heading_path^3", "caption^3", "text_cjk")
+    vector_languages: tuple[str, ...] = ("en",)
+    foreign_alpha: float = Field(default=0.25, ge=0.0, le=1.0)
     rerank: RerankConfig = RerankConfig()
 
     @field_validator("fields")
@@ -68,6 +77,15 @@ class Ranking(BaseModel):
         if bad or not value:
             raise ValueError(f"keyword fields must be name or name^weight, got {list(value)}")
         return value
+
+    def alpha_for(self, query: str) -> float:
+        """Return the hybrid weight for ``query`` (``foreign_alpha`` in a foreign language)."""
+        if not self.vector_languages:
+            return self.alpha
+        language = detect_language(query)
+        if language is None or language in self.vector_languages:
+            return self.alpha
+        return self.foreign_alpha
 
     def field_names(self) -> list[str]:
         """Return the names of :attr:`fields`, weights dropped."""

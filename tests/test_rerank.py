@@ -189,3 +189,15 @@ def test_ranking_settings_are_validated():
         Ranking(alpha=1.5)
     with pytest.raises(ValidationError):
         Ranking(extra=1)  # type: ignore[call-arg]
+
+
+def test_a_query_in_a_language_the_vectors_lack_is_ranked_mostly_by_keyword():
+    ranking = Ranking(alpha=0.75, foreign_alpha=0.25)
+    assert ranking.alpha_for("How many adult women were covered in 2011-12?") == 0.75
+    assert (
+        ranking.alpha_for("광역탄소중립 위원 구성 현황에서 울산의 기타 민간위원은 누구인가?")
+        == 0.25
+    )
+    assert ranking.alpha_for("Wann gelingt es, das Thema im Unternehmen zu verankern?") == 0.25
+    assert ranking.alpha_for("2011-12") == 0.75  # no letters: no language, no switch
+    assert Ranking(vector_languages=()).alpha_for("东北电气2018年第一季度营业收入") == 0.75

@@ -116,7 +116,7 @@ def search_chunks(
             return query_api.hybrid(
                 query=query,
                 vector=list(vector),
-                alpha=None if ranking is None else ranking.alpha,
+                alpha=None if ranking is None else ranking.alpha_for(query),
                 fusion_type=None if ranking is None else _FUSION[ranking.fusion],
                 query_properties=fields,
                 limit=k,
