@@ -63,9 +63,9 @@ class Ranking(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    alpha: float = Field(default=0.75, ge=0.0, le=1.0)
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0)
     fusion: Literal["relative", "ranked"] = "relative"
-    fields: tuple[str, ...] = ("text", "heading_path^3", "caption^3", "text_cjk")
+    fields: tuple[str, ...] = ("text", "heading_path^2", "caption^2", "text_cjk")
     vector_languages: tuple[str, ...] = ("en",)
     foreign_alpha: float = Field(default=0.25, ge=0.0, le=1.0)
     rerank: RerankConfig = RerankConfig()

@@ -42,6 +42,32 @@ SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
 SCRATCH_PREFIX = "ChunkweaveEval"
 
 
+#: What was served before :class:`Ranking`: Weaviate's own hybrid defaults (alpha
+#: 0.75, relative-score fusion, every searchable property weighted alike).
+WEAVIATE_DEFAULTS = Ranking(fields=("text", "heading_path", "caption"), vector_languages=())
+
+
+def ranking_variants(base: Ranking) -> dict[str, Ranking]:
+    """Return ``base`` and ``base`` with each of its options off, by name.
+
+    For ``chunkweave eval --compare-ranking``; ``weaviate-defaults`` is the search as
+    served before the options existed.
+    """
+    plain = tuple(f for f in base.fields if f.split("^", 1)[0] != "text_cjk")
+    return {
+        "ranking": base,
+        "weaviate-defaults": WEAVIATE_DEFAULTS,
+        "no-field-weights": base.model_copy(
+            update={"fields": tuple(f.split("^", 1)[0] for f in base.fields)}
+        ),
+        "no-cjk-field": base.model_copy(update={"fields": plain}),
+        "no-language-alpha": base.model_copy(update={"vector_languages": ()}),
+        "no-rerank": base.model_copy(
+            update={"rerank": base.rerank.model_copy(update={"url": None})}
+        ),
+    }
+
+
 def new_run_id() -> str:
     """Return a short random id naming one evaluation run's scratch collections."""
     return uuid.uuid4().hex[:10]
@@ -115,11 +141,15 @@ def evaluate_served_rankings(
     cache: dict[str, list[float]] | None = None,
     query_cache: dict[str, list[float]] | None = None,
     keep: bool = False,
+    settle_s: float = 0.0,
 ) -> list[StrategyReport]:
     """As :func:`evaluate_served`, written once and asked once per ranking.
 
     ``rankings``: report label -> ranking (``None``: as ``cfg`` says); one report per
-    entry, in order.
+    entry, in order. ``settle_s``: seconds to wait after the write before asking.
+    Weaviate 1.35 ranks BM25 a little differently once its memtables are flushed
+    (after 60 s by default) than right after a write; a served collection is asked
+    long after, so a figure that must match it waits.
     """
     chunks, docs = searchable(chunks_by_doc)
     cache = {} if cache is None else cache
@@ -129,6 +159,7 @@ def evaluate_served_rankings(
         if chunks:
             store.upsert(chunks, [cache[c.embed_text] for c in chunks])
         doc_of = {chunk_uuid(c.id): d for c, d in zip(chunks, docs, strict=True)}
+        time.sleep(settle_s)
         asked = {
             name: ask(
                 store,

@@ -200,4 +200,6 @@ def test_a_query_in_a_language_the_vectors_lack_is_ranked_mostly_by_keyword():
     )
     assert ranking.alpha_for("Wann gelingt es, das Thema im Unternehmen zu verankern?") == 0.25
     assert ranking.alpha_for("2011-12") == 0.75  # no letters: no language, no switch
-    assert Ranking(vector_languages=()).alpha_for("东北电气2018年第一季度营业收入") == 0.75
+    assert (
+        Ranking(alpha=0.6, vector_languages=()).alpha_for("东北电气2018年第一季度营业收入") == 0.6
+    )
