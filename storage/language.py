@@ -12,11 +12,15 @@ letters, the language is ``None`` (stored as no value).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 #: Characters of a document read to detect its language (spread over its chunks).
 SAMPLE_CHARS = 3000
+
+#: Languages whose chunks get the trigram keyword field (Weaviate's ``text_cjk``):
+#: Chinese and Japanese are written without spaces, Korean glues particles to words.
+CJK = frozenset({"zh", "ja", "ko"})
 
 #: Languages written without spaces between words: the ``word`` tokenizer sees a
 #: whole run of them as one token, so BM25 needs another tokenisation there.
@@ -63,6 +67,7 @@ def _cjk_script(text: str) -> str | None:
     return "ja" if kana * 10 >= han else "zh"
 
 
+@lru_cache(maxsize=4096)
 def detect_language(text: str) -> str | None:
     """Return the ISO 639-1 code of the language of ``text`` (``None``: unknown)."""
     sample = text[:SAMPLE_CHARS]

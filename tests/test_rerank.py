@@ -203,3 +203,15 @@ def test_a_query_in_a_language_the_vectors_lack_is_ranked_mostly_by_keyword():
     assert (
         Ranking(alpha=0.6, vector_languages=()).alpha_for("东北电气2018年第一季度营业收入") == 0.6
     )
+
+
+def test_only_a_cjk_query_searches_the_trigram_field():
+    ranking = Ranking()
+    assert "text_cjk" in ranking.fields_for("东北电气2018年第一季度营业收入比上年同期增减了多少？")
+    assert "text_cjk" in ranking.fields_for("개인 정보 표기 형식 표에서 휴대폰번호")
+    assert ranking.fields_for("What share of households have a male head?") == (
+        "text",
+        "heading_path^2",
+        "caption^2",
+    )
+    assert Ranking(fields=("text_cjk",)).fields_for("English words") == ("text_cjk",)

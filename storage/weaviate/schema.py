@@ -12,7 +12,7 @@ from weaviate.classes.config import DataType, Property, Tokenization
 from chunkweave.chunking.models import Chunk, Region
 from chunkweave.chunking.sections import all_section_prefixes
 from chunkweave.storage.errors import StoreError
-from chunkweave.storage.language import document_language
+from chunkweave.storage.language import CJK, document_language
 from chunkweave.storage.metadata import (
     ACL,
     HAS_ACL,
@@ -36,7 +36,7 @@ LANGUAGE = "language"
 #: characters as one token. Empty for other languages (nothing indexed).
 TEXT_CJK = "text_cjk"
 #: Languages whose chunks fill :data:`TEXT_CJK`.
-CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+CJK_LANGUAGES = CJK
 
 
 def _text(name: str, *, filterable: bool = False, searchable: bool = False) -> Property:

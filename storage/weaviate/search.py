@@ -88,7 +88,7 @@ def search_chunks(
     ranking = ranking or request.ranking
     reranker = rerankers.get(ranking.rerank) if rerankers and ranking else None
     k = max(request.k, ranking.rerank.candidates) if reranker and ranking else request.k
-    fields = _query_fields(ranking, keyword_fields)
+    fields = _query_fields(ranking, query, keyword_fields)
     if request.principals is not None:
         access = access_filter(request.principals, public_without_acl=public_without_acl)
         if access is None:
@@ -138,14 +138,16 @@ def search_chunks(
 _FUSION = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
 
 
-def _query_fields(ranking: Ranking | None, searchable: Collection[str] | None) -> list[str] | None:
+def _query_fields(
+    ranking: Ranking | None, query: str, searchable: Collection[str] | None
+) -> list[str] | None:
     """Return the weighted BM25 fields (``None``: every searchable one, equally)."""
     if ranking is None:
         return None
     fields = [
         f
-        for f, name in zip(ranking.fields, ranking.field_names(), strict=True)
-        if searchable is None or name in searchable
+        for f in ranking.fields_for(query)
+        if searchable is None or f.split("^", 1)[0] in searchable
     ]
     return fields or None
 
