@@ -35,6 +35,7 @@ from chunkweave.storage.server_process import die_with_parent
 from chunkweave.worker import sources
 from chunkweave.worker.discovery import weaviate_dir
 from chunkweave.worker.local_redis import LocalRedis
+from chunkweave.worker.reconcile import start_reconciler
 from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
 
@@ -159,6 +160,7 @@ class Service:
                 allowed = sources.scheme_for(self.watch).allowing(self.watch, settings.sources)
                 settings = settings.model_copy(update={"sources": allowed})
             env = _child_env(settings)
+            stack.callback(start_reconciler(settings).stop)  # requeues what dead parts held
             stack.callback(self._stop_children)
             self._spawn("worker", worker_command(settings, self.workers), env)
             if self.api_port is not None:
