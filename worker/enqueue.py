@@ -248,7 +248,9 @@ class Enqueuer:
         # The job record keeps each document's task, so whatever the broker loses can
         # be sent again with the same arguments (chunkweave.worker.reconcile).
         sent = {state.doc_id: msg for state, msg in zip(added, messages, strict=True)}
-        remember_tasks(self.redis, job_id, sent, self.settings.job_ttl_s)
+        remember_tasks(
+            self.redis, job_id, sent, queue=self.settings.queue, ttl_s=self.settings.job_ttl_s
+        )
         try:
             with (
                 self.app.producer_or_acquire() as producer,

@@ -9,8 +9,8 @@ Redis can be read off this module (and a key collision is visible in one screen)
   task that processes it and how often it was requeued (:mod:`.ownership`).
   ``cw:jobs:active``: the jobs not finished yet (what the reconciler looks at).
 - ``cw:worker:<id>``: a worker's heartbeat (short TTL); ``cw:workers``: every worker
-  that ever beat, by last beat (:mod:`.heartbeat`). ``cw:reconcile:lock`` (one
-  reconciler at a time) and ``cw:reconcile`` (what it last saw) (:mod:`.reconcile`).
+  that ever beat, by last beat (:mod:`.heartbeat`). ``cw:reconcile:lock:<queue>`` (one
+  reconciler per service at a time) and ``cw:reconcile`` (what it last saw) (:mod:`.reconcile`).
 - ``cw:metrics``: the service counters (:mod:`.metrics`).
 - ``cw:lock:<doc_id>``: the document's write lock or lease; ``cw:attempts:<doc_id>:<sha1>``
   (``:<part>`` for a fan-out task): its poison counter (:mod:`.locks`).
@@ -38,8 +38,7 @@ METRICS = "cw:metrics"
 ACTIVE_JOBS = "cw:jobs:active"
 #: Sorted set of worker ids by the time of their last heartbeat.
 WORKERS = "cw:workers"
-#: The reconciler's lock (one active at a time) and its memory (Redis run id, audits).
-RECONCILE_LOCK = "cw:reconcile:lock"
+#: The reconciler's memory (the Redis run id it last saw).
 RECONCILE_STATE = "cw:reconcile"
 #: Hash of uploaded file (its source) -> documents queued on it that have not ended.
 UPLOAD_HOLDS = "cw:uploads"
@@ -48,6 +47,11 @@ UPLOAD_HOLDS = "cw:uploads"
 def job(job_id: str) -> str:
     """Return the hash of one job's totals, the base of its per-document keys."""
     return f"cw:job:{job_id}"
+
+
+def reconcile_lock(queue: str) -> str:
+    """Return the lock held by the one active reconciler of ``queue``'s service."""
+    return f"cw:reconcile:lock:{queue}"
 
 
 def heartbeat(worker_id: str) -> str:

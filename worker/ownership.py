@@ -93,16 +93,23 @@ def _prefix(worker: str, task_id: str) -> str:
 
 
 def remember_tasks(
-    client: redis.Redis, job_id: str, tasks: Mapping[str, tuple[str, Mapping[str, Any]]], ttl_s: int
+    client: redis.Redis,
+    job_id: str,
+    tasks: Mapping[str, tuple[str, Mapping[str, Any]]],
+    *,
+    queue: str,
+    ttl_s: int,
 ) -> None:
-    """Record, per ``doc_id``, the task sent for it (``(name, kwargs)``).
+    """Record, per ``doc_id``, the task sent for it (``(name, kwargs)``), and the job's queue.
 
     No owner record is written: a document without one is in the queue since its
-    ``queued_at``, so the owners hash stays as small as what workers hold.
+    ``queued_at``, so the owners hash stays as small as what workers hold. The queue
+    says which service's reconciler looks after the job (several may share a Redis).
     """
     if not tasks:
         return
     pipe = client.pipeline(transaction=False)
+    pipe.hset(keys.job(job_id), "queue", queue)
     pipe.hset(
         tasks_key(job_id),
         mapping={d: json.dumps({"name": n, "kwargs": dict(k)}) for d, (n, k) in tasks.items()},

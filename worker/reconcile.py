@@ -1,7 +1,8 @@
 """The reconciler: the job record, not the broker's memory, decides what still has to run.
 
 One runs in ``serve`` and in every worker's main process; one at a time is active
-(``cw:reconcile:lock``). Every ``reconcile_interval_s`` the active one reads the
+(``cw:reconcile:lock:<queue>``: each service sharing a Redis looks after the jobs
+sent to its own queue). Every ``reconcile_interval_s`` the active one reads the
 unfinished jobs' owner records (:mod:`.ownership`) and the workers' heartbeats
 (:mod:`.heartbeat`) and requeues a document (:mod:`.requeue`):
 
@@ -149,7 +150,7 @@ class Reconciler:
         if self._thread is not None:
             self._thread.join(timeout=10)
         with contextlib.suppress(redis.RedisError):
-            self.r.eval(_DELETE_IF_OWNER, 1, keys.RECONCILE_LOCK, self.me)
+            self.r.eval(_DELETE_IF_OWNER, 1, keys.reconcile_lock(self.settings.queue), self.me)
         self.requeuer.close()
 
     def _loop(self) -> None:
@@ -166,9 +167,10 @@ class Reconciler:
 
     def _lead(self) -> bool:
         ttl_ms = int(max(3 * self.settings.reconcile_interval_s, 5.0) * 1000)
-        if self.r.set(keys.RECONCILE_LOCK, self.me, nx=True, px=ttl_ms):
+        lock = keys.reconcile_lock(self.settings.queue)
+        if self.r.set(lock, self.me, nx=True, px=ttl_ms):
             return True
-        return bool(self.r.eval(_EXTEND_IF_OWNER, 1, keys.RECONCILE_LOCK, self.me, ttl_ms))
+        return bool(self.r.eval(_EXTEND_IF_OWNER, 1, lock, self.me, ttl_ms))
 
     def _judging(self) -> bool:
         """Note restarts and outages; True once Redis has answered for a heartbeat TTL."""
@@ -199,7 +201,7 @@ class Reconciler:
         lost: dict[DocKey, tuple[Owner, str]] = {}
         waiting: dict[DocKey, tuple[Owner | None, float]] = {}
         audit = self._audit_due
-        for job_id in self.jobs.active():
+        for job_id in self._own_jobs():
             recorded = owners(self.r, job_id)
             states = self._states(job_id, set(recorded))
             done = [d for d in recorded if states.get(d) is None]
@@ -255,6 +257,16 @@ class Reconciler:
                 )
         self._finish_audit(audit)
         return acted
+
+    def _own_jobs(self) -> list[str]:
+        """Return the unfinished jobs sent to this service's queue."""
+        ids = self.jobs.active()
+        pipe = self.r.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.hget(keys.job(job_id), "queue")
+        queues = pipe.execute() if ids else []
+        mine = self.settings.queue
+        return [j for j, q in zip(ids, queues, strict=True) if q is not None and as_text(q) == mine]
 
     def _states(self, job_id: str, doc_ids: set[str]) -> dict[str, DocState]:
         """Return the documents among ``doc_ids`` that are still queued or running."""
