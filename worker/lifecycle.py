@@ -49,8 +49,8 @@ def on_worker_init(sender: Any = None, **_: Any) -> None:
     assign_worker_id(getattr(sender, "hostname", None))
 
 
-def on_worker_ready(**_: Any) -> None:
-    """Start the heartbeat and this worker's reconciler."""
+def on_worker_ready(sender: Any = None, **_: Any) -> None:
+    """Start the heartbeat and this worker's reconciler (sending through the worker's app)."""
     from chunkweave.worker.reconcile import start_reconciler
 
     settings = get_settings()
@@ -58,7 +58,7 @@ def on_worker_ready(**_: Any) -> None:
     _parts["heartbeat"] = Heartbeat(
         _client(), wid, interval_s=settings.heartbeat_interval_s, ttl_s=settings.heartbeat_ttl_s
     ).start()
-    _parts["reconciler"] = start_reconciler(settings)
+    _parts["reconciler"] = start_reconciler(settings, sender.app)
     every = settings.heartbeat_interval_s
     log.info("worker %s: heartbeats every %ss, reconciler started", wid, every)
 

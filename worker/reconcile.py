@@ -34,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
@@ -42,7 +43,7 @@ from chunkweave.worker.broker import BrokerView, DocKey, read_broker, read_unack
 from chunkweave.worker.heartbeat import Beat, read_beats
 from chunkweave.worker.jobs import DocState, JobStore, as_text
 from chunkweave.worker.ownership import Owner, owners
-from chunkweave.worker.requeue import Requeuer
+from chunkweave.worker.requeue import Requeuer, Send, app_sender
 from chunkweave.worker.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,7 @@ class Reconciler:
         settings: Settings,
         *,
         client: redis.Redis | None = None,
-        send: Callable[[str, dict[str, object], str], None] | None = None,
+        send: Send,
     ) -> None:
         from chunkweave.worker.runtime import redis_client
 
@@ -129,6 +130,7 @@ class Reconciler:
         self.r = client or redis_client(settings)
         self.jobs = JobStore(self.r, ttl_s=settings.job_ttl_s)
         self.requeuer = Requeuer(settings, self.r, self.jobs, send=send)
+        self._on_stop: Callable[[], None] | None = None
         self.me = uuid.uuid4().hex
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -151,7 +153,8 @@ class Reconciler:
             self._thread.join(timeout=10)
         with contextlib.suppress(redis.RedisError):
             self.r.eval(_DELETE_IF_OWNER, 1, keys.reconcile_lock(self.settings.queue), self.me)
-        self.requeuer.close()
+        if self._on_stop is not None:
+            self._on_stop()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.reconcile_interval_s):
@@ -288,6 +291,12 @@ class Reconciler:
             self._last_audit = time.monotonic()
 
 
-def start_reconciler(settings: Settings) -> Reconciler:
-    """Start a reconciler thread for this process (serve, a worker); stop it with ``stop()``."""
-    return Reconciler(settings).start()
+def start_reconciler(settings: Settings, app: Any, *, close_app: bool = False) -> Reconciler:
+    """Start a reconciler thread sending through Celery ``app``; stop it with ``stop()``.
+
+    ``close_app``: the reconciler owns ``app`` and closes it when stopped (``serve``).
+    """
+    rec = Reconciler(settings, send=app_sender(app, settings.queue))
+    if close_app:
+        rec._on_stop = app.close
+    return rec.start()

@@ -27,36 +27,30 @@ from chunkweave.worker.settings import Settings
 log = logging.getLogger(__name__)
 
 Send = Callable[[str, dict[str, Any], str], None]
+
+
+def app_sender(app: Any, queue: str) -> Send:
+    """Return a ``send`` that sends tasks by name through the Celery ``app`` to ``queue``."""
+
+    def send(name: str, kwargs: dict[str, Any], task_id: str) -> None:
+        app.send_task(name, kwargs=kwargs, queue=queue, task_id=task_id)
+
+    return send
+
+
 _TASK_OF_ACTION = {"ingest": "chunkweave.ingest_document", "delete": "chunkweave.delete_document"}
 
 
 class Requeuer:
-    """Requeues or fails documents of jobs; sends tasks through its own Celery app."""
+    """Requeues or fails documents of jobs; ``send(name, kwargs, task_id)`` sends a task."""
 
     def __init__(
-        self, settings: Settings, client: redis.Redis, jobs: JobStore, *, send: Send | None = None
+        self, settings: Settings, client: redis.Redis, jobs: JobStore, *, send: Send
     ) -> None:
         self.settings = settings
         self.r = client
         self.jobs = jobs
-        self._send = send
-        self._app: Any = None
-
-    def send(self, name: str, kwargs: dict[str, Any], task_id: str) -> None:
-        """Send task ``name`` with ``kwargs`` as ``task_id`` on the service's queue."""
-        if self._send is not None:
-            self._send(name, kwargs, task_id)
-            return
-        if self._app is None:
-            from chunkweave.worker.celery_app import make_app
-
-            self._app = make_app(self.settings)
-        self._app.send_task(name, kwargs=kwargs, queue=self.settings.queue, task_id=task_id)
-
-    def close(self) -> None:
-        """Release the Celery app's connections."""
-        if self._app is not None:
-            self._app.close()
+        self.send = send
 
     def adopt(self, key: DocKey, task_id: str) -> None:
         """Record that a message for the document waits in the queue (nothing is sent)."""

@@ -33,6 +33,7 @@ from pydantic import SecretStr
 from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.server_process import die_with_parent
 from chunkweave.worker import sources
+from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.discovery import weaviate_dir
 from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.reconcile import start_reconciler
@@ -160,7 +161,8 @@ class Service:
                 allowed = sources.scheme_for(self.watch).allowing(self.watch, settings.sources)
                 settings = settings.model_copy(update={"sources": allowed})
             env = _child_env(settings)
-            stack.callback(start_reconciler(settings).stop)  # requeues what dead parts held
+            reconciler = start_reconciler(settings, make_app(settings), close_app=True)
+            stack.callback(reconciler.stop)  # requeues what dead parts held
             stack.callback(self._stop_children)
             self._spawn("worker", worker_command(settings, self.workers), env)
             if self.api_port is not None:
