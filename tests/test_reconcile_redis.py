@@ -143,7 +143,8 @@ def test_after_a_restart_a_queued_document_without_a_message_is_requeued(redis_c
     app = make_app(s)
     app.send_task(kept_kwargs[0], kwargs=kept_kwargs[1], queue=s.queue)
     app.close()
-    redis_client.hset(keys.RECONCILE_STATE, "run_id", "a-previous-redis")  # "it restarted"
+    # "It restarted": the run id this service saw last is another one.
+    redis_client.hset(keys.RECONCILE_STATE, f"run_id:{s.queue}", "a-previous-redis")
     _ready(rec)
     assert rec.run_pass() == 1
     (requeued,) = sent

@@ -180,12 +180,13 @@ class Reconciler:
         now = time.monotonic()
         run_id = str(self.r.info("server").get("run_id", ""))
         if run_id != self._run_id:
-            seen = self.r.hget(keys.RECONCILE_STATE, "run_id")
+            field = f"run_id:{self.settings.queue}"  # each service notices a restart itself
+            seen = self.r.hget(keys.RECONCILE_STATE, field)
             if seen is not None and as_text(seen) != run_id:
                 log.warning("reconciler: Redis restarted; auditing queued documents")
                 self._audit_due = True
                 self._trusted_at = None
-            self.r.hset(keys.RECONCILE_STATE, "run_id", run_id)
+            self.r.hset(keys.RECONCILE_STATE, field, run_id)
             self._run_id = run_id
         if self._trusted_at is None:
             self._trusted_at = now + self.settings.heartbeat_ttl_s
