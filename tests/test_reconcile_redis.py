@@ -111,6 +111,9 @@ def test_gone_owner_requeued_with_its_arguments_then_failed_past_the_bound(redis
             name="chunkweave.ingest_document", kwargs={}, ttl_s=3600,
         )  # fmt: skip
         jobs.set_doc(job_id, DocState(doc_id="doc://a", source="/in/doc://a", status="running"))
+        shown = jobs.get(job_id, with_docs=True)
+        assert shown is not None and shown.docs is not None
+        assert shown.docs[0].owner == f"{dead} t{attempt}"  # the job record names the owner
         assert rec.run_pass() == 1
     requeues = [m for m in sent if m[0] == "chunkweave.ingest_document"]
     assert len(requeues) == 2 and requeues[0][1]["metadata"] == {"k": 1}

@@ -30,6 +30,7 @@ import redis
 from pydantic import BaseModel, ConfigDict
 
 from chunkweave.worker import keys
+from chunkweave.worker.ownership import owner_label
 
 DocStatus = Literal["queued", "running", "done", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
@@ -73,6 +74,10 @@ class DocState(BaseModel):
     queued_at: float | None = None
     started_at: float | None = None
     updated_at: float = 0.0
+    #: Who holds the document while it is queued or running: ``worker task-id`` of the
+    #: worker that received its task, or ``queue task-id`` while its message waits in
+    #: the queue (:mod:`.ownership`); filled in when read, never stored.
+    owner: str | None = None
 
 
 class JobState(BaseModel):
@@ -199,7 +204,12 @@ class JobStore:
                 started = now
             queued = current.queued_at if current is not None else None
             new = state.model_copy(
-                update={"updated_at": now, "started_at": started, "queued_at": queued}
+                update={
+                    "updated_at": now,
+                    "started_at": started,
+                    "queued_at": queued,
+                    "owner": None,  # read from the owner records, never stored
+                }
             )
             pipe.multi()
             for status in DOC_STATUSES:
@@ -229,8 +239,12 @@ class JobStore:
         if job is None or not with_docs:
             return job
         raw = self.r.hgetall(f"{_job_key(job_id)}:docs")
+        held = {
+            as_text(k): as_text(v) for k, v in self.r.hgetall(f"{_job_key(job_id)}:owners").items()
+        }
         docs = sorted(
-            (DocState.model_validate_json(v) for v in raw.values()), key=lambda d: d.source
+            (_with_owner(DocState.model_validate_json(v), held) for v in raw.values()),
+            key=lambda d: d.source,
         )
         return job.model_copy(update={"docs": tuple(docs)})
 
@@ -369,6 +383,13 @@ class JobStore:
         for suffix in ("", ":docs", *owned, *(f":{s}" for s in DOC_STATUSES)):
             pipe.expire(f"{key}{suffix}", self.ttl_s)
         pipe.execute()
+
+
+def _with_owner(doc: DocState, held: dict[str, str]) -> DocState:
+    raw = held.get(doc.doc_id)
+    if raw is None or doc.status not in ("queued", "running"):
+        return doc
+    return doc.model_copy(update={"owner": owner_label(raw)})
 
 
 def _job_status(counts: dict[DocStatus, int], finished: bool) -> JobStatus:

@@ -73,6 +73,12 @@ class Owner:
         return cls(worker, task_id, float(since))
 
 
+def owner_label(raw: bytes | str) -> str:
+    """Show an owner record: ``worker task-id``, or ``queue task-id`` while it waits there."""
+    owner = Owner.decode(raw)
+    return f"{owner.worker or 'queue'} {owner.task_id}".strip()
+
+
 def owners_key(job_id: str) -> str:
     """Return the hash of ``doc_id`` -> owner of one job."""
     return f"{keys.job(job_id)}:owners"
