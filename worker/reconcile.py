@@ -124,10 +124,13 @@ class Reconciler:
         client: redis.Redis | None = None,
         send: Send,
     ) -> None:
-        from chunkweave.worker.runtime import redis_client
+        from chunkweave.worker.runtime import redis_url
 
         self.settings = settings
-        self.r = client or redis_client(settings)
+        # Bounded calls: a reconciler cut from Redis never holds up its process's stop.
+        self.r = client or redis.Redis.from_url(
+            redis_url(settings), socket_timeout=5, socket_connect_timeout=2
+        )
         self.jobs = JobStore(self.r, ttl_s=settings.job_ttl_s)
         self.requeuer = Requeuer(settings, self.r, self.jobs, send=send)
         self._on_stop: Callable[[], None] | None = None
@@ -150,7 +153,7 @@ class Reconciler:
         """Stop the thread and hand the lock on."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=10)
+            self._thread.join(timeout=6)
         with contextlib.suppress(redis.RedisError):
             self.r.eval(_DELETE_IF_OWNER, 1, keys.reconcile_lock(self.settings.queue), self.me)
         if self._on_stop is not None:
