@@ -140,6 +140,8 @@ class Heartbeat:
         self.tasks = tasks
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cw-heartbeat", daemon=True)
+        #: Whether the last beat reached Redis (a stop then tidies up; else it does not wait).
+        self.healthy = False
 
     def start(self) -> Heartbeat:
         """Beat once now, then every interval in the background."""
@@ -158,14 +160,15 @@ class Heartbeat:
                 if not failing:
                     log.warning("heartbeat of %s failed (will retry): %s", self.wid, err)
                 failing = True
+            self.healthy = not failing
             if self._stop.wait(self.interval_s):
                 return
 
     def stop(self, *, forget_worker: bool = True) -> None:
         """Stop beating; by default also unregister (a clean stop is no death)."""
         self._stop.set()
-        self._thread.join(timeout=5)
-        if forget_worker:
+        self._thread.join(timeout=2)
+        if forget_worker and self.healthy:
             try:
                 forget(self.client, self.wid)
             except (redis.RedisError, OSError) as err:

@@ -115,10 +115,11 @@ def on_worker_shutdown(**_: Any) -> None:
     heartbeat = _parts.pop("heartbeat", None)
     if heartbeat is None:
         return
-    try:
-        _hand_back_all(worker_id())
-    except (redis.RedisError, OSError) as err:
-        log.warning("could not hand back this worker's documents: %s", err)
+    if heartbeat.healthy:  # Redis answers: tidy up; else stop at once (the reconciler will)
+        try:
+            _hand_back_all(worker_id())
+        except (redis.RedisError, OSError) as err:
+            log.warning("could not hand back this worker's documents: %s", err)
     heartbeat.stop(forget_worker=True)
 
 

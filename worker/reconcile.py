@@ -150,14 +150,24 @@ class Reconciler:
         return self
 
     def stop(self) -> None:
-        """Stop the thread and hand the lock on."""
+        """Stop the thread and hand the lock on, waiting at most about 1.5 s in all.
+
+        A pass stuck on an unreachable Redis is left to its daemon thread; the lock is
+        released in the background too, else it expires within 3 passes.
+        """
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=6)
-        with contextlib.suppress(redis.RedisError):
+            self._thread.join(timeout=1.0)
+        release = threading.Thread(target=self._release, name="cw-reconciler-stop", daemon=True)
+        release.start()
+        release.join(timeout=0.5)
+
+    def _release(self) -> None:
+        with contextlib.suppress(redis.RedisError, OSError):
             self.r.eval(_DELETE_IF_OWNER, 1, keys.reconcile_lock(self.settings.queue), self.me)
         if self._on_stop is not None:
-            self._on_stop()
+            with contextlib.suppress(Exception):
+                self._on_stop()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.reconcile_interval_s):
