@@ -40,6 +40,7 @@ from celery.signals import (
     worker_shutdown,
 )
 
+from chunkweave import tracing
 from chunkweave.worker import lifecycle
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.tasks import TASK_MODULES
@@ -82,6 +83,7 @@ def make_app(settings: Settings) -> Celery:
 
 
 app = make_app(get_settings())
+tracing.connect_celery()  # traces through task headers, when an exporter is configured
 
 worker_init.connect(lifecycle.on_worker_init, weak=False)
 worker_ready.connect(lifecycle.on_worker_ready, weak=False)
