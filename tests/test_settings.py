@@ -1,4 +1,4 @@
-"""The settings groups (tasks, fanout, watch, webhook, api) and the flat names they replaced.
+"""The settings groups (tasks, fanout, watch, webhook, api, reconcile) and their old flat names.
 
 Pure logic: environment variables in, fields out.
 """
@@ -49,6 +49,12 @@ OLD_VALUES: dict[str, tuple[str, object]] = {
     "CHUNKWEAVE_UPLOAD_RETENTION": ("keep", "keep"),
     "CHUNKWEAVE_UPLOADS_DIR": ("/srv/uploads", Path("/srv/uploads")),
     "CHUNKWEAVE_UPLOADS_S3": ("s3://bucket/uploads/", "s3://bucket/uploads/"),
+    "CHUNKWEAVE_HEARTBEAT_INTERVAL_S": ("0.5", 0.5),
+    "CHUNKWEAVE_HEARTBEAT_TTL_S": ("2", 2.0),
+    "CHUNKWEAVE_RECONCILE_INTERVAL_S": ("0.75", 0.75),
+    "CHUNKWEAVE_RECONCILE_GRACE_S": ("4", 4.0),
+    "CHUNKWEAVE_RECONCILE_AUDIT_S": ("0", 0.0),
+    "CHUNKWEAVE_MAX_REQUEUES": ("6", 6),
 }
 
 

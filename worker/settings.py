@@ -159,6 +159,32 @@ class ApiSettings(BaseModel):
         return self.token is not None or bool(self.tenant_tokens)
 
 
+class ReconcileSettings(BaseModel):
+    """Who owns a document's work: worker heartbeats and the reconciler (issue 37).
+
+    See :mod:`chunkweave.worker.reconcile`: a document whose worker is gone, no longer
+    holds it, or whose message is in no queue is sent again.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: Seconds between a worker's heartbeats (each names the tasks the worker holds).
+    heartbeat_interval_s: float = Field(default=5.0, gt=0)
+    #: Seconds a heartbeat lives: a worker silent this long is gone, its documents
+    #: are requeued and its document locks may be broken at once.
+    heartbeat_ttl_s: float = Field(default=15.0, gt=0)
+    #: Seconds between reconciler passes (one reconciler at a time, in serve and workers).
+    interval_s: float = Field(default=10.0, gt=0)
+    #: Seconds a queued document may have no message anywhere (queue, unacknowledged,
+    #: held by a live worker) before an audit requeues it.
+    grace_s: float = Field(default=30.0, gt=0)
+    #: Seconds between audits of queued documents against the broker (besides the one
+    #: after every Redis restart); 0: only after restarts.
+    audit_s: float = Field(default=300.0, ge=0)
+    #: Times the reconciler requeues one document before recording it ``poison``.
+    max_requeues: int = Field(default=3, ge=0)
+
+
 class SuperviseConfig(BaseModel):
     """How ``chunkweave serve`` keeps what it started running (:mod:`chunkweave.worker.supervise`).
 
@@ -212,6 +238,12 @@ FLAT_NAMES: dict[str, tuple[str, str]] = {
     "upload_retention": ("api", "upload_retention"),
     "uploads_dir": ("api", "uploads_dir"),
     "uploads_s3": ("api", "uploads_s3"),
+    "heartbeat_interval_s": ("reconcile", "heartbeat_interval_s"),
+    "heartbeat_ttl_s": ("reconcile", "heartbeat_ttl_s"),
+    "reconcile_interval_s": ("reconcile", "interval_s"),
+    "reconcile_grace_s": ("reconcile", "grace_s"),
+    "reconcile_audit_s": ("reconcile", "audit_s"),
+    "max_requeues": ("reconcile", "max_requeues"),
 }
 
 
@@ -236,6 +268,7 @@ class Settings(BaseSettings):
     watch: WatchSettings = WatchSettings()
     webhook: WebhookSettings = WebhookSettings()
     api: ApiSettings = ApiSettings()
+    reconcile: ReconcileSettings = ReconcileSettings()
     #: Restart backoff and shutdown grace of ``chunkweave serve``'s parts
     #: (``CHUNKWEAVE_SUPERVISE__BACKOFF_S`` etc.; issue 37, :mod:`chunkweave.worker.supervise`).
     supervise: SuperviseConfig = SuperviseConfig()
