@@ -8,6 +8,8 @@
   failed; once it is back every document is stored.
 - The ledger never says ``failed`` for a document stored as it is, and a late
   (deferred) failure record does not overwrite a later ``ok``.
+- A failure met while the store is down, and one recorded by the worker's parent (the
+  hard time limit), still reach the ledger (through the deferred record task).
 
 Fast: the ``none`` embedder (no model), small DOCX files built here, short retry
 bounds set for the test (the outage is covered by the Celery task retry, not only by
@@ -36,6 +38,7 @@ from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
 from tests.fixtures_services import WorkerProcs, wait_for
+from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 DOCS = 8
@@ -214,3 +217,55 @@ def test_ledger_never_says_failed_for_a_stored_version(store_settings, checker, 
     failed = pipe.ledger.get(stored.doc_id)
     assert failed is not None and (failed.status, failed.error_code) == ("failed", "corrupt")
     assert failed.error == "bad" and failed.chunk_count == entry.chunk_count
+
+
+def test_failure_while_the_store_is_down_reaches_the_ledger_once_it_is_back(
+    store_env, store_settings, own_weaviate, workers, checker, tmp_path
+):
+    store_env.update({"CHUNKWEAVE_TASK_MAX_RETRIES": "0", "CHUNKWEAVE_WEAVIATE__RETRIES": "0"})
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    path = _docx(folder / "late.docx", 1, paragraphs=6)
+    checker.append(_pipeline(store_settings))
+    workers.start(store_env)
+    time.sleep(2)
+    own_weaviate.stop()
+    job_id = enqueue(path, settings=store_settings)
+    job = _job(store_settings, job_id, workers, timeout_s=120)
+    (doc,) = job.docs or ()
+    assert (doc.status, doc.error_code) == ("failed", "store_unavailable"), doc.error
+
+    own_weaviate.start()  # the deferred record lands once the store answers
+    checker.append(pipe := _pipeline(store_settings))
+    entry = wait_for(lambda: pipe.ledger.get(doc.doc_id), timeout_s=90, what="the ledger entry")
+    assert entry.status == "failed" and entry.error_code == "store_unavailable", entry
+    assert entry.error == doc.error
+
+
+def test_hard_time_limit_is_recorded_in_the_ledger(service_env, workers, tmp_path):
+    ns = f"faults-{time.monotonic_ns()}"
+    service_env.update(
+        {
+            "CHUNKWEAVE_PIPELINE_FACTORY": FACTORY,
+            "STANDIN_NS": ns,
+            "CHUNKWEAVE_TASK_SOFT_TIME_LIMIT_S": "2",
+            "CHUNKWEAVE_TASK_HARD_TIME_LIMIT_S": "3",
+            "CHUNKWEAVE_RETRY_BACKOFF_MAX_S": "1",
+        }
+    )
+    settings = Settings(
+        redis_url=service_env["CHUNKWEAVE_REDIS_URL"],
+        queue=service_env["CHUNKWEAVE_QUEUE"],
+        data_dir=Path(service_env["CHUNKWEAVE_DATA_DIR"]),
+    )
+    stuck = tmp_path / "stuck.pdf"
+    stuck.write_bytes(b"%PDF-1.4 STUCK-IN-C")
+    workers.start(service_env)
+    job = _job(settings, enqueue(stuck, settings=settings), workers, timeout_s=90)
+    (doc,) = job.docs or ()
+    assert doc.error_code == "timeout" and "hard time limit" in (doc.error or ""), doc
+    # Recorded by the worker's parent, which holds no store client: through the task.
+    failed = f"cw:standin:{ns}:failed"
+    r = redis_client(settings)
+    recorded = wait_for(lambda: r.hget(failed, doc.doc_id), timeout_s=60, what="ledger record")
+    assert isinstance(recorded, bytes) and recorded.decode().startswith("timeout: "), recorded

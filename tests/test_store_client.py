@@ -7,7 +7,7 @@ import logging
 import httpx
 import numpy as np
 import pytest
-from weaviate.exceptions import UnexpectedStatusCodeError
+from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateStartUpError
 
 from chunkweave.storage.weaviate.client import _as_list, is_transient
 
@@ -68,3 +68,9 @@ def test_status_errors_are_transient_by_their_code():
 
     assert is_transient(status_error(500)) and is_transient(status_error(503))
     assert not is_transient(status_error(422)) and not is_transient(status_error(404))
+
+
+def test_a_server_that_refuses_connections_at_start_up_is_transient():
+    down = "Could not connect to Weaviate:Connection to Weaviate failed. Details: ."
+    assert is_transient(WeaviateStartUpError(down))
+    assert not is_transient(WeaviateStartUpError("Weaviate version 1.20 is not supported"))

@@ -27,7 +27,6 @@ from weaviate.exceptions import (
     WeaviateConnectionError,
     WeaviateGRPCUnavailableError,
     WeaviateInsertManyAllFailedError,
-    WeaviateQueryError,
     WeaviateRetryError,
     WeaviateTimeoutError,
 )
@@ -88,8 +87,9 @@ def is_transient(err: BaseException | str) -> bool:
         status = err.status_code
         if status >= 500 or status in _TRANSIENT_GRPC:
             return True
-    # Query errors and per-object batch messages wrap the gRPC status in text.
-    if isinstance(err, str | WeaviateQueryError | UnexpectedStatusCodeError):
+    # Query errors, per-object batch messages and the client's start-up error ("Could
+    # not connect to Weaviate: Connection to Weaviate failed") say it in text.
+    if isinstance(err, str | WeaviateBaseError):
         return any(marker in str(err).lower() for marker in _TRANSIENT_MARKERS)
     return False
 
