@@ -306,7 +306,13 @@ def kill_worker_group(serve: Serve, grace_s: float) -> str:
     worker = serve.worker()
     assert worker is not None, "no worker process"
     os.killpg(os.getpgid(worker.pid), signal.SIGKILL)
-    return _brought_back(serve, grace_s, lambda: serve.worker() is not None, lambda: None)
+    time.sleep(1)
+
+    def back() -> bool:
+        again = serve.worker()
+        return again is not None and again.pid != worker.pid
+
+    return _brought_back(serve, grace_s, back, lambda: None)
 
 
 def kill_redis(serve: Serve, grace_s: float) -> str:
@@ -345,15 +351,20 @@ def kill_weaviate(serve: Serve, grace_s: float) -> str:
     folder = serve.data / "weaviate"
     pid = int(json.loads((folder / "server.json").read_text())["pid"])
     os.killpg(os.getpgid(pid), signal.SIGKILL)
-    url = serve.weaviate_cfg().url or ""
     time.sleep(1)
+
+    def back() -> bool:  # started again (maybe on other ports: read them again)
+        with suppress(OSError, ValueError, KeyError):
+            again = int(json.loads((folder / "server.json").read_text())["pid"])
+            return again != pid and is_ready(serve.weaviate_cfg().url or "")
+        return False
 
     def restart() -> None:
         server = LocalWeaviate(folder)
         server._spawn()  # its ports and key from the data dir; serve keeps the dir's lock
         serve.ours.append(server.stop)
 
-    return _brought_back(serve, grace_s, lambda: is_ready(url), restart)
+    return _brought_back(serve, grace_s, back, restart)
 
 
 def _brought_back(
