@@ -419,25 +419,27 @@ def uploads_run(serve: Serve, files: list[Path], timeout_s: float) -> Row:
     body = files[0].read_bytes()
     name = files[0].name
 
-    def upload(_: int) -> str:
+    def upload(_: int) -> str | int:
         with httpx.Client(base_url=str(serve.http.base_url), timeout=60) as client:
             resp = client.post(
                 "/jobs",
                 files=[("file", (name, body, "application/octet-stream"))],
                 data={"document_id": "faults-bench-upload"},
             )
-            resp.raise_for_status()
-            return str(resp.json()["job_id"])
+            return str(resp.json()["job_id"]) if resp.status_code == 202 else resp.status_code
 
     started = time.monotonic()
     with ThreadPoolExecutor(UPLOADS) as pool:
-        job_ids = list(pool.map(upload, range(UPLOADS)))
+        answers = list(pool.map(upload, range(UPLOADS)))
+    job_ids = [a for a in answers if isinstance(a, str)]
     jobs = wait_jobs(serve, job_ids, timeout_s)
     row = Row("uploads", UPLOADS)
-    if all(j.get("finished_at") for j in jobs.values()) and len(jobs) == UPLOADS:
+    if all(j.get("finished_at") for j in jobs.values()) and len(jobs) == len(job_ids):
         row.recover_s = round(time.monotonic() - started, 1)
-    judge(row, serve, jobs, UPLOADS)
-    row.notes.append(f"{UPLOADS} jobs, one document_id")
+    judge(row, serve, jobs, len(job_ids))
+    row.failed += len(answers) - len(job_ids)  # a refused upload is a failed one
+    refused = sorted({str(a) for a in answers if not isinstance(a, str)})
+    row.notes.append(f"{UPLOADS} jobs, one document_id" + (f"; HTTP {refused}" if refused else ""))
     return row
 
 
