@@ -10,6 +10,8 @@
   (deferred) failure record does not overwrite a later ``ok``.
 - A failure met while the store is down, and one recorded by the worker's parent (the
   hard time limit), still reach the ledger (through the deferred record task).
+- An upload stored while the last release of the same file removes its folder (what
+  made one of 24 parallel same-name uploads to ``serve`` fail 500).
 
 Fast: the ``none`` embedder (no model), small DOCX files built here, short retry
 bounds set for the test (the outage is covered by the Celery task retry, not only by
@@ -19,9 +21,11 @@ the store session's own retries).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -34,6 +38,7 @@ from chunkweave.storage.config import EmbedderConfig, WeaviateConfig, server_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline
 from chunkweave.storage.weaviate.server.local import LocalWeaviate
+from chunkweave.worker import keys, uploads
 from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
@@ -269,3 +274,22 @@ def test_hard_time_limit_is_recorded_in_the_ledger(service_env, workers, tmp_pat
     r = redis_client(settings)
     recorded = wait_for(lambda: r.hget(failed, doc.doc_id), timeout_s=60, what="ledger record")
     assert isinstance(recorded, bytes) and recorded.decode().startswith("timeout: "), recorded
+
+
+def test_an_upload_stored_while_the_last_release_removes_its_folder(redis_client, tmp_path):
+    settings = Settings(redis_url="redis://unused", data_dir=tmp_path / "data")
+    final = settings.upload_dir / ("a" * 40) / "handbook.docx"
+    staged = tmp_path / "staged"
+    staged.write_bytes(b"same bytes")
+    # Another upload's release holds the file's lock and is about to remove its folder.
+    lock = redis_client.lock(keys.upload_lock(str(final)), timeout=30)
+    assert lock.acquire(blocking=False)
+    saving = ThreadPoolExecutor(1).submit(
+        uploads.save, staged, "a" * 40, "handbook.docx", settings, redis_client
+    )
+    time.sleep(0.5)  # the save waits on the lock
+    shutil.rmtree(settings.upload_dir, ignore_errors=True)  # the release's rmdir
+    lock.release()
+    assert saving.result(timeout=30) == str(final)
+    assert final.read_bytes() == b"same bytes"
+    redis_client.hdel(keys.UPLOAD_HOLDS, str(final))
