@@ -22,6 +22,8 @@ from chunkweave.storage.weaviate.client import _as_list, is_transient
         # A restarted server answers before it has loaded its schema.
         "could not find class Chunk in schema",
         "invalid object: class 'Chunk' not present in schema",
+        "explorer: list class: search: tried to browse non-existing index for Ledger_v1",
+        "local chunk_abc shard is not ready",
         "Unexpected status code: 503, with response body: None.",
         "Unexpected status code: 502, with response body: bad gateway.",
     ],

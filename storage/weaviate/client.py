@@ -57,6 +57,8 @@ _TRANSIENT_MARKERS = (
     # the store created (ensure_schema ran before any write) is missing only for now.
     "could not find class",
     "not present in schema",
+    "non-existing index",  # the schema is back, its index not loaded yet
+    "shard not found",
     "is not ready",
     "not ready yet",
     # 5xx answers relayed in text (per-object messages, wrapped errors).
