@@ -218,11 +218,13 @@ def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
 def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
     """Return the text row(s) of one detected row, given each cell's words.
 
-    Tables ruled only above and below (booktabs style) come back from
-    ``find_tables`` with all data rows stacked in one row. When every filled cell
-    has text on each of the row's text lines (and two or more cells are filled),
-    each text line is a row of its own: the sibling columns' lines align. A cell
-    that wraps while its neighbours do not keeps the row whole. In a grid of more
+    Tables ruled only above and below (booktabs style), or ruled between columns
+    only, come back from ``find_tables`` with all data rows stacked in one row. A
+    text line on which every filled cell (two or more) has text starts a row: the
+    sibling columns' lines align there. A line some cells leave blank is a wrapped
+    cell's next line and stays in the row above ("Up to 79 work-hours × $85 per
+    hour =" over "Up to $6,715."). Unless the first line starts a row and another
+    does too, the row stays whole. In a grid of more
     rows (``few`` False) a row splits only when it is a block of figures: three
     lines or more, and most cells after the first figures on every line (labels
     wrapped in parallel over two lines are one header row).
@@ -238,26 +240,28 @@ def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
         centre = (w[1] + w[3]) / 2
         return min(range(len(lines)), key=lambda i: abs(lines[i] - centre))
 
-    stacked = (
-        len(lines) >= 2
-        and len(filled) >= 2
-        and all({line_of(w) for w in ws} == set(range(len(lines))) for ws in filled)
-    )
+    on = [{line_of(w) for w in ws} for ws in filled]
+    # A row starts on a line every filled cell has text on; a line some cells
+    # leave blank is a wrapped cell's next line, part of the row above.
+    starts = [i for i in range(len(lines)) if all(i in s for s in on)]
+    stacked = len(starts) >= 2 and len(filled) >= 2 and starts[0] == 0
+    row_of = [sum(1 for s in starts if s <= i) - 1 for i in range(len(lines))]
     if stacked and not few:
         values = [ws for ws in cells[1:] if ws]
         figures = sum(
             1
             for ws in values
             if all(
-                is_figure(_cell_text([w for w in ws if line_of(w) == i])) for i in range(len(lines))
+                is_figure(_cell_text([w for w in ws if row_of[line_of(w)] == k]))
+                for k in range(len(starts))
             )
         )
-        stacked = len(lines) >= 3 and figures >= max(2, DATA_SHARE * len(values))
+        stacked = len(starts) >= 3 and figures >= max(2, DATA_SHARE * len(values))
     if not stacked:
         return [tuple(_cell_text(ws) for ws in cells)]
     return [
-        tuple(_cell_text([w for w in ws if line_of(w) == i]) for ws in cells)
-        for i in range(len(lines))
+        tuple(_cell_text([w for w in ws if row_of[line_of(w)] == k]) for ws in cells)
+        for k in range(len(starts))
     ]
 
 

@@ -19,29 +19,36 @@ def has_table_rules(page: pymupdf.Page) -> bool:
     """
     horizontal: list[tuple[float, float, float]] = []  # x0, x1, y
     vertical: list[tuple[float, float, float]] = []  # y0, y1, x
+    banded: list[tuple[float, float, float]] = []  # horizontal rules in the bands
     top, bottom = 0.1 * page.rect.height, 0.9 * page.rect.height
+
+    def across(x0: float, x1: float, y: float) -> None:
+        # Rules in the header/footer bands separate furniture from the body.
+        (horizontal if top <= y <= bottom else banded).append((x0, x1, y))
+
     for path in page.get_cdrawings():
         for item in path.get("items", ()):
             if item[0] == "l":
                 (ax, ay), (bx, by) = item[1], item[2]
-                # Rules in the header/footer bands separate furniture from the body.
-                if max(ay, by) < top or min(ay, by) > bottom:
-                    continue
                 if abs(ay - by) < 1 and abs(ax - bx) > 10:
-                    horizontal.append((min(ax, bx), max(ax, bx), ay))
-                elif abs(ax - bx) < 1 and abs(ay - by) > 5:
-                    vertical.append((min(ay, by), max(ay, by), ax))
+                    across(min(ax, bx), max(ax, bx), ay)
+                elif abs(ax - bx) < 1 and abs(ay - by) > 5 and max(ay, by) >= top:
+                    if min(ay, by) <= bottom:
+                        vertical.append((min(ay, by), max(ay, by), ax))
             elif item[0] == "re":
                 r = pymupdf.Rect(item[1])
-                if r.y1 < top or r.y0 > bottom:
-                    continue
                 if r.height < 3 and r.width > 10:
-                    horizontal.append((r.x0, r.x1, (r.y0 + r.y1) / 2))
-                elif r.width < 3 and r.height > 5:
+                    across(r.x0, r.x1, (r.y0 + r.y1) / 2)
+                elif r.width < 3 and r.height > 5 and r.y1 >= top and r.y0 <= bottom:
                     vertical.append((r.y0, r.y1, (r.x0 + r.x1) / 2))
                 elif r.width > 10 and r.height > 5:
-                    horizontal += [(r.x0, r.x1, r.y0), (r.x0, r.x1, r.y1)]
-                    vertical += [(r.y0, r.y1, r.x0), (r.y0, r.y1, r.x1)]
+                    across(r.x0, r.x1, r.y0)
+                    across(r.x0, r.x1, r.y1)
+                    if r.y1 >= top and r.y0 <= bottom:
+                        vertical += [(r.y0, r.y1, r.x0), (r.y0, r.y1, r.x1)]
+    # A table set at the very top (or bottom) of the body has its outer rule in the
+    # band: that rule counts when the body's column rules reach it.
+    horizontal += [h for h in banded if _met(h, vertical)]
     if _is_grid(horizontal, vertical):
         return True
     spans: dict[tuple[int, int], int] = {}
@@ -53,6 +60,17 @@ def has_table_rules(page: pymupdf.Page) -> bool:
 
 #: Rules this close (points) count as meeting: strokes rarely join exactly.
 _TOUCH = 3.0
+
+def _met(rule: tuple[float, float, float], vertical: list[tuple[float, float, float]]) -> bool:
+    """Tell whether two or more vertical rules meet horizontal ``rule``."""
+    x0, x1, y = rule
+    hits = sum(
+        1
+        for y0, y1, x in vertical
+        if x0 - _TOUCH <= x <= x1 + _TOUCH and y0 - _TOUCH <= y <= y1 + _TOUCH
+    )
+    return hits >= 2
+
 
 #: Pages with more strokes than this (plots, drawings) get the plain count test;
 #: pairing every rule with every other would cost more than it saves.
