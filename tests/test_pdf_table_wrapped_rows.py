@@ -47,7 +47,9 @@ def _cost_table(tmp_path: Path, top: float) -> Path:
     # Column rules only, drawn a segment per row as report generators do.
     for xx in x[1:-1]:
         for a, b in zip(
-            (top, ruled, ruled + 20, ruled + 30), (ruled, ruled + 20, ruled + 30, bottom), strict=True
+            (top, ruled, ruled + 20, ruled + 30),
+            (ruled, ruled + 20, ruled + 30, bottom),
+            strict=True,
         ):
             page.draw_line((xx - 3, a), (xx - 3, b))
     page.insert_text((50, bottom + 40), "The FAA has received no definitive data.", fontsize=9)
@@ -68,10 +70,23 @@ def test_a_wrapped_cell_in_an_unruled_body_stays_in_its_row(corpus: Path) -> Non
     assert [t.page for t in tables] == [5, 6]
     first, continued = (t.rows or () for t in tables)
     assert len(first) == 4 and first[2][0].startswith("AFM revisions")
-    assert continued[0] == ("Action", "Labor cost", "Parts cost", "Cost per product", "Cost on U.S. operators")
+    assert continued[0] == (
+        "Action",
+        "Labor cost",
+        "Parts cost",
+        "Cost per product",
+        "Cost on U.S. operators",
+    )
     assert len(continued) == 3
     assert continued[1][1] == "Up to 79 work-hours × $85 per hour = Up to $6,715."
-    assert continued[2][1] == "40 work-hours × $85 per hour = $3,400."
+    # Dot leaders running cells out to their rule are not cell text.
+    assert continued[2] == (
+        "AOA sensor system test",
+        "40 work-hours × $85 per hour = $3,400.",
+        "$0",
+        "$3,400",
+        "$248,200.",
+    )
 
 
 def test_a_table_at_the_top_of_the_body_shows_rules(tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ MERGED_SHARE = 0.3
 SWALLOWED_CHARS = 200
 
 # A cell holding only a list marker: a bullet glyph, "1.", "(a)", "iv)".
+_LEADER_TAIL = re.compile(r"(?:\s?[.·…]){4,}\s*$")
 _MARKER = re.compile(r"^(?:[•●○◦▪▫■□‣⁃∙·\-–—*]|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)])$", re.I)
 
 
@@ -267,7 +268,9 @@ def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
 
 def _cell_text(words: list) -> str:
     ordered = sorted(words, key=lambda w: (w[5], w[6], w[7]))
-    return clean_text(" ".join(w[4] for w in ordered)).strip()
+    # A dot leader running a label or figure out to the cell's edge ("$0 .......")
+    # is no part of the cell (an ellipsis has three dots).
+    return _LEADER_TAIL.sub("", clean_text(" ".join(w[4] for w in ordered))).strip()
 
 
 def _valid_content(

@@ -32,19 +32,18 @@ def has_table_rules(page: pymupdf.Page) -> bool:
                 (ax, ay), (bx, by) = item[1], item[2]
                 if abs(ay - by) < 1 and abs(ax - bx) > 10:
                     across(min(ax, bx), max(ax, bx), ay)
-                elif abs(ax - bx) < 1 and abs(ay - by) > 5 and max(ay, by) >= top:
-                    if min(ay, by) <= bottom:
-                        vertical.append((min(ay, by), max(ay, by), ax))
+                elif abs(ax - bx) < 1 and abs(ay - by) > 5 and _reaches(ay, by, top, bottom):
+                    vertical.append((min(ay, by), max(ay, by), ax))
             elif item[0] == "re":
                 r = pymupdf.Rect(item[1])
                 if r.height < 3 and r.width > 10:
                     across(r.x0, r.x1, (r.y0 + r.y1) / 2)
-                elif r.width < 3 and r.height > 5 and r.y1 >= top and r.y0 <= bottom:
+                elif r.width < 3 and r.height > 5 and _reaches(r.y0, r.y1, top, bottom):
                     vertical.append((r.y0, r.y1, (r.x0 + r.x1) / 2))
                 elif r.width > 10 and r.height > 5:
                     across(r.x0, r.x1, r.y0)
                     across(r.x0, r.x1, r.y1)
-                    if r.y1 >= top and r.y0 <= bottom:
+                    if _reaches(r.y0, r.y1, top, bottom):
                         vertical += [(r.y0, r.y1, r.x0), (r.y0, r.y1, r.x1)]
     # A table set at the very top (or bottom) of the body has its outer rule in the
     # band: that rule counts when the body's column rules reach it.
@@ -60,6 +59,12 @@ def has_table_rules(page: pymupdf.Page) -> bool:
 
 #: Rules this close (points) count as meeting: strokes rarely join exactly.
 _TOUCH = 3.0
+
+
+def _reaches(ay: float, by: float, top: float, bottom: float) -> bool:
+    """Tell whether a vertical stroke from ``ay`` to ``by`` reaches the body band."""
+    return max(ay, by) >= top and min(ay, by) <= bottom
+
 
 def _met(rule: tuple[float, float, float], vertical: list[tuple[float, float, float]]) -> bool:
     """Tell whether two or more vertical rules meet horizontal ``rule``."""
