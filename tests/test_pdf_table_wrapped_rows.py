@@ -144,3 +144,28 @@ def test_rows_at_one_pitch_under_a_group_label_stay_rows() -> None:
     tables = find_grid_tables(lines, page_no=1)
     assert len(tables) == 1
     assert len(tables[0].rows or ()) == 5
+
+
+def test_registration_marks_in_the_bleed_are_no_table_evidence() -> None:
+    """Print-ready pages draw crop and registration marks outside the crop box.
+
+    A registration mark drawn twice (two stroke widths) is a small grid of rules;
+    taken for table evidence it sent every page of a book to ``find_tables``.
+    """
+    doc = pymupdf.open()
+    page = doc.new_page(width=480, height=678)
+    page.set_cropbox(pymupdf.Rect(42, 42, 438, 636))
+    for width in (0.5, 0.25):  # drawn twice, as the book's marks are
+        for cx in (-30.0, 426.0):  # left and right of the trimmed page, mid-height
+            page.draw_line((cx - 12, 297), (cx + 12, 297), width=width)
+            page.draw_line((cx, 273), (cx, 321), width=width)
+    strokes = [it for p in page.get_cdrawings() for it in p["items"]]
+    assert strokes and min(it[1][0] for it in strokes) < 0  # in the bleed
+    assert not has_table_rules(page)
+    # The same marks on the page itself would be evidence: the test can fail.
+    inside = doc.new_page(width=480, height=678)
+    for width in (0.5, 0.25):
+        for cx in (100.0, 300.0):
+            inside.draw_line((cx - 12, 297), (cx + 12, 297), width=width)
+            inside.draw_line((cx, 273), (cx, 321), width=width)
+    assert has_table_rules(inside)

@@ -6,6 +6,8 @@ runs where this finds evidence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pymupdf
 
 
@@ -26,8 +28,11 @@ def has_table_rules(page: pymupdf.Page) -> bool:
         # Rules in the header/footer bands separate furniture from the body.
         (horizontal if top <= y <= bottom else banded).append((x0, x1, y))
 
+    seen = _visible(page)
     for path in page.get_cdrawings():
         for item in path.get("items", ()):
+            if not seen(item):
+                continue
             if item[0] == "l":
                 (ax, ay), (bx, by) = item[1], item[2]
                 if abs(ay - by) < 1 and abs(ax - bx) > 10:
@@ -59,6 +64,30 @@ def has_table_rules(page: pymupdf.Page) -> bool:
 
 #: Rules this close (points) count as meeting: strokes rarely join exactly.
 _TOUCH = 3.0
+
+
+def _visible(page: pymupdf.Page) -> Callable[[tuple], bool]:
+    """Return a test telling whether a drawing item lies (partly) on the visible page.
+
+    Print-ready PDFs draw crop and registration marks in the bleed, outside the crop
+    box; a registration mark drawn twice is a small grid of rules, and taken for
+    table evidence it would send every page to ``find_tables``. Drawings come in
+    unrotated page coordinates, where the visible page is the crop box's size.
+    """
+    x1, y1 = page.cropbox.width + 1, page.cropbox.height + 1
+
+    def seen(item: tuple) -> bool:
+        if item[0] == "l":
+            (ax, ay), (bx, by) = item[1], item[2]
+            xs, ys = (min(ax, bx), max(ax, bx)), (min(ay, by), max(ay, by))
+        elif item[0] == "re":
+            r = pymupdf.Rect(item[1])
+            xs, ys = (r.x0, r.x1), (r.y0, r.y1)
+        else:
+            return True
+        return xs[1] >= -1 and xs[0] <= x1 and ys[1] >= -1 and ys[0] <= y1
+
+    return seen
 
 
 def _reaches(ay: float, by: float, top: float, bottom: float) -> bool:
