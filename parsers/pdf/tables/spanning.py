@@ -18,9 +18,8 @@ has a piece (its first line alone: "Actual 2003–04" over "to 2008–09"), or o
 which siblings have pieces but it has none (a sibling centred between its lines:
 "Read &" and "Write" around "Illiterate"). Where every line of a column's stack
 is shared with its siblings, the lines are rows of their own, as in a body
-(stacked values, or labels set in parallel lines), unless the lower line only goes
-on with the labels above it (units and qualifiers: "(in billions)", "in fall
-enrollment"; :func:`_continues`). A rule between two lines always parts them.
+(stacked values, or labels set in parallel lines). A rule between two lines always
+parts them.
 """
 
 from __future__ import annotations
@@ -136,9 +135,6 @@ def _row_groups(
             if alone or skipped:
                 for k in inside[:-1]:
                     bound[k] = True
-    for i in range(n - 1):
-        if _continues(placed[i], placed[i + 1], rules):
-            bound[i] = True
     groups: list[list[int]] = []
     for i in range(n):
         if i and bound[i - 1]:
@@ -146,41 +142,6 @@ def _row_groups(
         else:
             groups.append([i])
     return groups
-
-
-def _continues(
-    upper: Sequence[tuple[Line, int, int]],
-    lower: Sequence[tuple[Line, int, int]],
-    rules: Sequence[Rule],
-) -> bool:
-    """Tell whether every label of header line ``lower`` goes on with one right above it.
-
-    A unit or qualifier set under its label ("Total" over "(in billions)", "Per
-    pupil" over "in fall enrollment") opens with a bracket or a lower-case word;
-    a line of such pieces, each close under a label of its columns with no rule
-    between, ends the labels above rather than naming a level of its own. A label
-    under no label (the stub's, set on the header's last line) does not count.
-    """
-    if not lower or not upper:
-        return False
-    going_on = 0
-    for ln, first, last in lower:
-        above = [u for u, a, b in upper if a <= last and first <= b]
-        if not above:
-            continue  # a label in columns the line above leaves blank (the stub's)
-        text = ln.text.lstrip()
-        if not text or not (text[0] in "([" or text[0].islower()):
-            return False
-        going_on += 1
-        if any(ln.bbox[1] - u.bbox[3] > STACK_GAP * u.height for u in above):
-            return False
-        if any(
-            max(u.bbox[3] for u in above) - 1 <= y <= ln.bbox[1] + 1
-            and min(b, ln.bbox[2]) - max(a, ln.bbox[0]) > 0
-            for a, b, y in rules
-        ):
-            return False
-    return going_on > 0
 
 
 def _stacks(
