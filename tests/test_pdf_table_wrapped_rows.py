@@ -169,3 +169,33 @@ def test_registration_marks_in_the_bleed_are_no_table_evidence() -> None:
             inside.draw_line((cx - 12, 297), (cx + 12, 297), width=width)
             inside.draw_line((cx, 273), (cx, 321), width=width)
     assert has_table_rules(inside)
+
+
+def _words(x: float, lines: list[str], top: float = 100.0) -> list[tuple]:
+    """A cell's words as ``get_text("words")`` gives them, one text line per entry."""
+    return [
+        (x, top + 12 * k, x + 60, top + 12 * k + 9, text, 0, k, 0)
+        for k, text in enumerate(lines)
+        if text
+    ]
+
+
+def test_two_paragraph_cells_side_by_side_stay_one_row() -> None:
+    """Cells compared column by column wrap on shared lines by chance: one row."""
+    from chunkweave.parsers.pdf.tables.ruled import _stacked_rows
+
+    cells = [
+        _words(50, ["Article 15 the", "committee is", "set up"]),
+        _words(300, ["Article 15", "as before", ""]),
+    ]
+    assert len(_stacked_rows(cells)) == 1
+    # Three columns whose lines align, one wrapping onto a line of its own: two rows.
+    cells = [
+        _words(50, ["Wiring", "", "Sensor"]),
+        _words(200, ["79 hours =", "$6,715", "40 hours"]),
+        _words(350, ["$3,790", "", "$0"]),
+    ]
+    assert _stacked_rows(cells) == [
+        ("Wiring", "79 hours = $6,715", "$3,790"),
+        ("Sensor", "40 hours", "$0"),
+    ]

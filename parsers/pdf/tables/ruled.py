@@ -41,6 +41,9 @@ MIN_MERGED_ROWS = 3
 CELL_GAP = 1.0
 #: ... when at least this share of the grid's text lines shows one.
 MERGED_SHARE = 0.3
+#: Filled cells a ruled row needs before its lines some cells leave blank are read
+#: as wrapped cells between rows of their own.
+MIN_WRAP_CELLS = 3
 #: A last row of one cell this long (characters), among short cells, is text below
 #: the table that the grid swallowed.
 SWALLOWED_CHARS = 200
@@ -246,6 +249,10 @@ def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
     # leave blank is a wrapped cell's next line, part of the row above.
     starts = [i for i in range(len(lines)) if all(i in s for s in on)]
     stacked = len(starts) >= 2 and len(filled) >= 2 and starts[0] == 0
+    if len(starts) < len(lines) and len(filled) < MIN_WRAP_CELLS:
+        # Two cells wrapping side by side (paragraphs compared column by column)
+        # share lines by chance: a row's wrapped line needs more siblings to tell.
+        stacked = False
     row_of = [sum(1 for s in starts if s <= i) - 1 for i in range(len(lines))]
     if stacked and not few:
         values = [ws for ws in cells[1:] if ws]
