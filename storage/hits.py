@@ -31,6 +31,9 @@ class Hit:
     regions: tuple[Region, ...] = ()
     #: The caller metadata the chunk carries (declared keys with a value, ``acl`` too).
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: As :attr:`chunkweave.chunking.models.Chunk.section_number` / ``section_numbers``.
+    section_number: str | None = None
+    section_numbers: tuple[str, ...] = ()
 
 
 def relevance(score: float | None, distance: float | None, *, by_distance: bool) -> float | None:

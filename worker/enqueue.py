@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
 
+from chunkweave import tracing
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.metadata import (
@@ -33,6 +34,7 @@ from chunkweave.worker.job_inputs import (  # re-exported: callers import them f
     command_line_metadata as command_line_metadata,
 )
 from chunkweave.worker.jobs import Action, DocState, JobStore
+from chunkweave.worker.ownership import remember_tasks
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.sources import expand, normalize
@@ -87,6 +89,11 @@ def _kwargs_repr(kwargs: Mapping[str, object]) -> str:
     """
     text = repr(dict(kwargs))
     return text if len(text) <= _REPR_MAX else text[: _REPR_MAX - 3] + "..."
+
+
+def _received(kwargs: Mapping[str, object]) -> AbstractContextManager[None]:
+    """Record sending one document's message as its trace's root span (tracing on)."""
+    return tracing.receive(str(kwargs["doc_id"]), str(kwargs["source"]))
 
 
 def _publish_batch(producer: Any, messages: int) -> AbstractContextManager[object]:
@@ -244,6 +251,12 @@ class Enqueuer:
             )
             for state in added
         ]
+        # The job record keeps each document's task, so whatever the broker loses can
+        # be sent again with the same arguments (chunkweave.worker.reconcile).
+        sent = {state.doc_id: msg for state, msg in zip(added, messages, strict=True)}
+        remember_tasks(
+            self.redis, job_id, sent, queue=self.settings.queue, ttl_s=self.settings.job_ttl_s
+        )
         try:
             with (
                 self.app.producer_or_acquire() as producer,
@@ -252,24 +265,26 @@ class Enqueuer:
                 for i, (name, kwargs) in enumerate(messages):
                     # The first message declares the queue on this producer's channel;
                     # the others need not look it up again.
+                    with _received(kwargs):
+                        self.app.send_task(
+                            name,
+                            kwargs=kwargs,
+                            queue=self.settings.queue,
+                            producer=producer,
+                            argsrepr="()",
+                            kwargsrepr=_kwargs_repr(kwargs),
+                            **({} if i == 0 else {"declare": []}),
+                        )
+        except _BATCH_ERRORS:
+            for name, kwargs in messages:
+                with _received(kwargs):
                     self.app.send_task(
                         name,
                         kwargs=kwargs,
                         queue=self.settings.queue,
-                        producer=producer,
                         argsrepr="()",
                         kwargsrepr=_kwargs_repr(kwargs),
-                        **({} if i == 0 else {"declare": []}),
                     )
-        except _BATCH_ERRORS:
-            for name, kwargs in messages:
-                self.app.send_task(
-                    name,
-                    kwargs=kwargs,
-                    queue=self.settings.queue,
-                    argsrepr="()",
-                    kwargsrepr=_kwargs_repr(kwargs),
-                )
 
     def close(self) -> None:
         """Release the Redis and broker connections."""

@@ -25,6 +25,7 @@ from chunkweave.storage.errors import StoreError, StoreUnavailableError, TooMany
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.hits import Hit
 from chunkweave.storage.metadata import HAS_ACL, META_SHA1
+from chunkweave.storage.rerank import Rerankers
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
@@ -37,6 +38,7 @@ from chunkweave.storage.weaviate.schema import (
     SCHEMA_VERSION,
     chunk_from_properties,
     chunk_properties,
+    doc_languages,
     meta_values,
     metadata_properties,
     read_regions,
@@ -84,6 +86,7 @@ class WeaviateStore:
         #: Whether the collection stores source regions (read by :meth:`ensure_schema`).
         self.regions = True
         self._tenants: dict[str, WeaviateStore] = {}
+        self.rerankers = Rerankers()  # the rerank stage's clients (``cfg.ranking.rerank``)
         #: The collection the configured name served at :meth:`ensure_schema` (an
         #: alias's target), and when :meth:`stale` last looked.
         self.serves: str | None = None
@@ -101,7 +104,8 @@ class WeaviateStore:
         return store
 
     def close(self) -> None:
-        """Close the client (the ledger opened on this store shares it)."""
+        """Close the client (the ledger opened on this store shares it) and rerankers."""
+        self.rerankers.close()
         self.session.close()
 
     def open_ledger(self) -> WeaviateLedger:
@@ -210,11 +214,11 @@ class WeaviateStore:
         """
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        now = datetime.now(UTC)
-        meta = meta_values(metadata or {}, self.cfg.metadata)
+        now, meta = datetime.now(UTC), meta_values(metadata or {}, self.cfg.metadata)
+        langs = doc_languages(chunks)  # per document, from the chunks written together
         pending: dict[str, Pending] = {
             chunk_uuid(c.id): (
-                chunk_properties(c, now, regions=self.regions, meta=meta),
+                chunk_properties(c, now, regions=self.regions, meta=meta, language=langs[c.doc_id]),
                 vectors[i] if vectors else None,
             )
             for i, c in enumerate(chunks)
@@ -391,4 +395,6 @@ class WeaviateStore:
             keyword_index=self.keyword_index,
             public_without_acl=self.cfg.metadata.public_without_acl,
             meta_keys=tuple(self.cfg.metadata.declared()),
+            ranking=request.ranking or self.cfg.ranking,
+            rerankers=self.rerankers,
         )

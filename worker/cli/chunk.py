@@ -143,6 +143,13 @@ def chunk_command(
     "exhaustive cosine over the vectors, no store.",
 )
 @click.option("--keep", is_flag=True, help="Served modes: keep the scratch collections.")
+@click.option(
+    "--compare-ranking",
+    is_flag=True,
+    help="Served modes: also score each strategy with each ranking option off "
+    "(field weights, the CJK trigram field, the language-aware alpha, rerank) and with "
+    "Weaviate's own defaults, on the same scratch collection ('STRATEGY|VARIANT').",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @password_option
@@ -157,6 +164,7 @@ def eval_command(
     table_embeds: tuple[str, ...],
     mode: str,
     keep: bool,
+    compare_ranking: bool,
     as_json: bool,
     details: bool,
 ) -> None:
@@ -176,7 +184,7 @@ def eval_command(
     questions = load_qa(qa_path)
     embedder = _embedder(settings, need_vectors=True)
     assert embedder is not None
-    score_chunks = _served_scorer(settings, questions, embedder, mode, k, keep)
+    score_chunks = _served_scorer(settings, questions, embedder, mode, k, keep, compare_ranking)
     files = _eval_files(Path(docs_dir), {q.doc for q in questions})
     parsed: dict[str, ParsedDocument] = {}
     for path in files:
@@ -210,7 +218,7 @@ def eval_command(
         if score_chunks is None:
             reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
         else:
-            reports.append(score_chunks(label, chunks, cache))
+            reports.extend(score_chunks(label, chunks, cache))
         click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
     if as_json:
         echo_json(
@@ -307,15 +315,22 @@ def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
 
 
 def _served_scorer(
-    settings: Any, questions: list[Any], embedder: Embedder, mode: str, k: int, keep: bool
-) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]]], Any] | None:
-    """For a served ``mode``: open the Weaviate (till the command ends) and return the scorer."""
+    settings: Any,
+    questions: list[Any],
+    embedder: Embedder,
+    mode: str,
+    k: int,
+    keep: bool,
+    compare: bool = False,
+) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]]], list[Any]] | None:
+    """For a served ``mode``: open the Weaviate (till the command ends), return the scorer."""
     if mode == "numpy":
         return None
     from chunkweave.storage.served_eval import (
         SearchMode,
-        evaluate_served,
+        evaluate_served_rankings,
         new_run_id,
+        ranking_variants,
         scratch_config,
     )
     from chunkweave.worker.cli.store import weaviate_config
@@ -328,14 +343,19 @@ def _served_scorer(
     pattern = scratch_config(wcfg, run, "STRATEGY").collection
     click.echo(f"served eval, {mode} search: scratch collections {pattern}", err=True)
 
-    def score(label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]]) -> Any:
+    def score(
+        label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]]
+    ) -> list[Any]:
         cfg = scratch_config(wcfg, run, label)
-        report = evaluate_served(
+        named = ranking_variants(wcfg.ranking).items() if compare else ()
+        variants = {label: None, **{f"{label}|{n}": r for n, r in named if n != "ranking"}}
+        reports = evaluate_served_rankings(
             label,
             questions,
             chunks,
             embedder,
             cfg,
+            variants,
             mode=search_mode,
             k=k,
             cache=cache,
@@ -344,7 +364,7 @@ def _served_scorer(
         )
         if keep:
             click.echo(f"kept {cfg.collection}", err=True)
-        return report
+        return reports
 
     return score
 
