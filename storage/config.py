@@ -64,6 +64,11 @@ class WeaviateConfig(BaseModel):
     #: faster and search is vector-only. Applied when chunkweave creates the chunk
     #: collection; an existing collection keeps what it was created with.
     keyword_index: bool = True
+    #: Small-to-big retrieval: every write also indexes its chunks' match units (table
+    #: rows, sentence windows of long prose; :mod:`chunkweave.chunking.match_units`) in
+    #: the collection, and a search matches chunks and units and returns chunks
+    #: (:mod:`chunkweave.storage.weaviate.unit_search`). About 3x the vectors per document.
+    small_to_big: bool = False
     #: Serve ``collection`` (and ``ledger_collection``) as Weaviate aliases of versioned
     #: collections (``<name>_v<N>``), so ``chunkweave reindex`` can build the next version
     #: alongside and switch atomically (:mod:`chunkweave.storage.weaviate.alias`). Off: plain

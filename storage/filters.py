@@ -87,6 +87,9 @@ class SearchRequest:
     collection's ``public_without_acl`` says so (it fails closed). ``None``: no
     access filter (a trusted caller, such as the operator's own CLI). ``tenant``:
     the tenant to search (required, and only that one, on a multi-tenant store).
+    ``small_to_big``: match small units (table rows, sentence windows) and return their
+    chunks (:mod:`chunkweave.storage.weaviate.unit_search`); ``None``: as the store's
+    ``WeaviateConfig.small_to_big`` says.
     """
 
     query: str
@@ -96,6 +99,7 @@ class SearchRequest:
     hybrid: bool = True
     principals: tuple[str, ...] | None = None
     tenant: str | None = None
+    small_to_big: bool | None = None
 
 
 #: The Python type a filter value of each metadata type is given as.

@@ -9,6 +9,23 @@ from chunkweave.chunking.models import Region
 
 
 @dataclass(frozen=True)
+class UnitMatch:
+    """A match unit that brought its chunk into a small-to-big search's results.
+
+    ``kind`` ``row``: the table row ``row`` (its index in the table); ``sentences``:
+    the characters ``span`` of the hit's ``text``. ``text`` is the unit's text,
+    ``rank`` its place among the units the search matched (1 best).
+    """
+
+    kind: str
+    text: str
+    rank: int
+    score: float | None = None
+    row: int | None = None
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
 class Hit:
     """One search result.
 
@@ -31,6 +48,8 @@ class Hit:
     regions: tuple[Region, ...] = ()
     #: The caller metadata the chunk carries (declared keys with a value, ``acl`` too).
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Small-to-big search: the units of this chunk that matched, best first.
+    matched: tuple[UnitMatch, ...] = ()
 
 
 def relevance(score: float | None, distance: float | None, *, by_distance: bool) -> float | None:

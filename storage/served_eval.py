@@ -6,6 +6,10 @@ evaluation computes anyway (no ingest pipeline). Every question is then asked th
 :meth:`ChunkStore.search` exactly as ``chunkweave search`` asks it: hybrid (BM25 +
 vector) by default, or vector only, or keyword (BM25) only. Only the search call is
 timed. The scratch collections are dropped afterwards unless kept.
+
+With ``small_to_big`` the chunks' match units are written too (embedded with the
+same cache) and every question is asked small-to-big
+(:mod:`chunkweave.storage.weaviate.unit_search`), as the store's setting would.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import re
 import time
 import uuid
 from collections.abc import Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+from chunkweave.chunking.match_units import match_units
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
@@ -76,6 +81,7 @@ def evaluate_served(
     cache: dict[str, list[float]] | None = None,
     query_cache: dict[str, list[float]] | None = None,
     keep: bool = False,
+    small_to_big: bool = False,
 ) -> StrategyReport:
     """Write the chunks into ``cfg``'s (scratch) collection, ask every question, score.
 
@@ -90,9 +96,18 @@ def evaluate_served(
     try:
         if chunks:
             store.upsert(chunks, [cache[c.embed_text] for c in chunks])
+        if small_to_big:
+            write_units(store, chunks, embedder, cache)
         doc_of = {chunk_uuid(c.id): d for c, d in zip(chunks, docs, strict=True)}
         rankings, latencies = ask(
-            store, questions, embedder, mode, max(k, max(KS)), doc_of, query_cache
+            store,
+            questions,
+            embedder,
+            mode,
+            max(k, max(KS)),
+            doc_of,
+            query_cache,
+            small_to_big=small_to_big,
         )
     finally:
         try:
@@ -113,6 +128,17 @@ def evaluate_served(
     )
 
 
+def write_units(
+    store: Any, chunks: Sequence[Chunk], embedder: Embedder, cache: dict[str, list[float]]
+) -> int:
+    """Write the match units of ``chunks`` (embedded through ``cache``); return how many."""
+    fitted = match_units(chunks, embedder, embedder.max_tokens)
+    units = list({u.id: u for u in fitted}.values())
+    embed_cached([u.embed_text for u in units], embedder, cache)
+    by_id = {c.id: c for c in chunks}
+    return int(store.upsert_units(units, by_id, [cache[u.embed_text] for u in units]))
+
+
 def ask(
     store: ChunkStore,
     questions: Sequence[QAItem],
@@ -121,6 +147,8 @@ def ask(
     k: int,
     doc_of: dict[str, str],
     query_cache: dict[str, list[float]] | None = None,
+    *,
+    small_to_big: bool | None = None,
 ) -> tuple[list[list[Ranked]], list[float]]:
     """Ask each question through ``store.search``; return the rankings and ms per search.
 
@@ -136,7 +164,9 @@ def ask(
             if item.question not in query_cache:
                 query_cache[item.question] = embedder.embed_query(item.question)
             vector = query_cache[item.question]
-        request = SearchRequest(item.question, vector, k=k, hybrid=mode == "hybrid")
+        request = SearchRequest(
+            item.question, vector, k=k, hybrid=mode == "hybrid", small_to_big=small_to_big
+        )
         started = time.perf_counter()
         hits = store.search(request)
         latencies.append((time.perf_counter() - started) * 1000.0)

@@ -41,19 +41,22 @@ from chunkweave.storage.weaviate.schema import (
     metadata_properties,
     read_regions,
 )
-from chunkweave.storage.weaviate.search import search_chunks, where_filter
+from chunkweave.storage.weaviate.search import where_filter
 from chunkweave.storage.weaviate.tenancy import (
     add_missing_properties,
     check_tenancy,
     check_tenant_name,
 )
+from chunkweave.storage.weaviate.unit_objects import MATCH_UNIT, chunks_only, unit_properties_schema
+from chunkweave.storage.weaviate.unit_search import search_served
+from chunkweave.storage.weaviate.unit_store import UnitStore
 
 #: Objects per fetch/delete-by-id call: half of Weaviate's default QUERY_MAXIMUM_RESULTS.
 _PAGE = 5_000
 
 
-class WeaviateStore:
-    """The chunk collection for one embedder identity, on an open client.
+class WeaviateStore(UnitStore):
+    """The chunk collection for one embedder identity, on an open client (and match units).
 
     ``ensure_schema`` must run once before writes (``open`` does it). The client is
     owned by the store when created through :meth:`open` (closed by :meth:`close`).
@@ -127,9 +130,8 @@ class WeaviateStore:
             self.session, self.identity
         )
         self.serves = serving(self.session)
-        add_missing_properties(
-            self.session, metadata_properties(self.cfg.metadata), collection=self.serves
-        )
+        added = [*metadata_properties(self.cfg.metadata), *unit_properties_schema()]
+        add_missing_properties(self.session, added, collection=self.serves)
         self._looked = time.monotonic()
 
     def stale(self, every_s: float = 0.5) -> bool:
@@ -347,7 +349,8 @@ class WeaviateStore:
         """
         found: list[Chunk] = []
         for obj in self._doc_objects(doc_id, None):
-            found.append(chunk_from_properties(obj.properties))
+            if not obj.properties.get(MATCH_UNIT):  # match units are not chunks
+                found.append(chunk_from_properties(obj.properties))
             if len(found) > limit:
                 raise TooManyChunksError(f"{doc_id}: more than {limit} stored chunks")
         return sorted(found, key=lambda c: c.chunk_index)
@@ -356,8 +359,9 @@ class WeaviateStore:
         return doc_objects(self._fetch, doc_id, props, self.page_size)
 
     def count(self, doc_id: str | None = None) -> int:
-        """Count the stored chunks (of ``doc_id`` when given)."""
-        where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
+        """Count the stored chunks (of ``doc_id`` when given), match units left out."""
+        where = chunks_only()
+        where = Filter.by_property("doc_id").equal(doc_id) & where if doc_id else where
         result = self.session.retry(
             "count",
             lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
@@ -377,17 +381,18 @@ class WeaviateStore:
     def search(self, request: SearchRequest) -> list[Hit]:
         """Top ``k`` chunks meeting all of ``where``: hybrid (BM25 + vector), vector-only, or BM25.
 
-        Without a ``vector`` (the ``none`` embedder) the search is BM25 only. On a
-        collection without the keyword index (:attr:`keyword_index`) a hybrid search
-        is vector-only, and one without a vector raises :class:`StoreError`.
+        Without a ``vector`` BM25 only; without the keyword index (:attr:`keyword_index`)
+        vector-only (no vector either: :class:`StoreError`). Small-to-big (the request's,
+        else :attr:`small_to_big`) fuses in match units (:mod:`.unit_search`).
         """
         if request.tenant is not None and request.tenant != self.cfg.tenant:
             return self.for_tenant(request.tenant).search(request)
-        return search_chunks(
+        return search_served(
             self.session,
             self.cfg.collection,
             request,
             where_filter(request.where),
+            small_to_big=self.small_to_big,
             keyword_index=self.keyword_index,
             public_without_acl=self.cfg.metadata.public_without_acl,
             meta_keys=tuple(self.cfg.metadata.declared()),

@@ -143,6 +143,15 @@ def chunk_command(
     "exhaustive cosine over the vectors, no store.",
 )
 @click.option("--keep", is_flag=True, help="Served modes: keep the scratch collections.")
+@click.option(
+    "--small-to-big",
+    "small_to_big",
+    type=click.Choice(["on", "off", "both"]),
+    default=None,
+    help="Served modes: also index each chunk's match units (table rows, sentence "
+    "windows) and search small-to-big, as CHUNKWEAVE_WEAVIATE__SMALL_TO_BIG does; both: "
+    "score each strategy both ways (reports named <strategy>+s2b). Default: settings.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @password_option
@@ -157,6 +166,7 @@ def eval_command(
     table_embeds: tuple[str, ...],
     mode: str,
     keep: bool,
+    small_to_big: str | None,
     as_json: bool,
     details: bool,
 ) -> None:
@@ -184,6 +194,11 @@ def eval_command(
         parsed[path.name] = parse_document(path, settings.parse)
     cache: dict[str, list[float]] = {}
     reports = []
+    if small_to_big is None:
+        small_to_big = "on" if settings.weaviate.small_to_big else "off"
+    if small_to_big != "off" and score_chunks is None:
+        raise click.UsageError("--small-to-big needs a served --mode (hybrid, vector, keyword)")
+    unit_runs = {"on": (True,), "off": (False,), "both": (False, True)}[small_to_big]
     # The naive baseline has no table serialisation to vary: it runs once.
     runs = [
         (strategy, embed)
@@ -210,7 +225,9 @@ def eval_command(
         if score_chunks is None:
             reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
         else:
-            reports.append(score_chunks(label, chunks, cache))
+            for units in unit_runs:
+                named = f"{label}+s2b" if units and len(unit_runs) > 1 else label
+                reports.append(score_chunks(named, chunks, cache, units))
         click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
     if as_json:
         echo_json(
@@ -308,7 +325,7 @@ def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
 
 def _served_scorer(
     settings: Any, questions: list[Any], embedder: Embedder, mode: str, k: int, keep: bool
-) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]]], Any] | None:
+) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]], bool], Any] | None:
     """For a served ``mode``: open the Weaviate (till the command ends) and return the scorer."""
     if mode == "numpy":
         return None
@@ -328,7 +345,9 @@ def _served_scorer(
     pattern = scratch_config(wcfg, run, "STRATEGY").collection
     click.echo(f"served eval, {mode} search: scratch collections {pattern}", err=True)
 
-    def score(label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]]) -> Any:
+    def score(
+        label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]], units: bool
+    ) -> Any:
         cfg = scratch_config(wcfg, run, label)
         report = evaluate_served(
             label,
@@ -341,6 +360,7 @@ def _served_scorer(
             cache=cache,
             query_cache=queries,
             keep=keep,
+            small_to_big=units,
         )
         if keep:
             click.echo(f"kept {cfg.collection}", err=True)

@@ -1,0 +1,167 @@
+"""Small-to-big search: match small units, return their chunks.
+
+Two searches of the chunk collection, the same kind (hybrid, vector or BM25), the
+same filters, tenant and access rule: one over the chunks, one over their match
+units (:mod:`.unit_objects`: table rows, sentence windows). Each chunk is scored by
+reciprocal rank fusion of its own rank and its best unit's rank, so a chunk found
+both ways leads, and one found only through a unit (a row of a big table) still
+enters. A chunk a unit names but the chunk search missed is read by id under the
+same filters (a unit never brings back a chunk its caller may not see). Each hit
+lists the units that matched it (:class:`~chunkweave.storage.hits.UnitMatch`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
+from typing import Any
+
+from weaviate.classes.query import Filter
+from weaviate.collections.classes.filters import _Filters
+
+from chunkweave.storage.filters import SearchRequest
+from chunkweave.storage.hits import Hit, UnitMatch
+from chunkweave.storage.weaviate.client import WeaviateSession
+from chunkweave.storage.weaviate.search import _hit, access_filter, search_chunks
+from chunkweave.storage.weaviate.unit_objects import (
+    UNIT_KEYS,
+    UNIT_KIND,
+    UNIT_OF,
+    UNIT_SPAN,
+    chunks_only,
+    units_only,
+    with_filter,
+)
+
+#: Reciprocal rank fusion constant (the usual 60 flattens the top; small lists here).
+RRF_K = 20
+#: Weight of a chunk's best unit against the chunk's own rank.
+UNIT_WEIGHT = 1.0
+#: Weight of its second-best unit (a chunk several units point at is likelier right).
+SECOND_UNIT_WEIGHT = 0.3
+#: Chunks and units each search asks for, at least (and per hit asked for).
+CHUNK_POOL, CHUNKS_PER_HIT = 20, 3
+UNIT_POOL, UNITS_PER_HIT = 40, 6
+
+
+def search_served(
+    session: WeaviateSession,
+    collection: str,
+    request: SearchRequest,
+    where: _Filters | None,
+    *,
+    small_to_big: bool,
+    keyword_index: bool,
+    public_without_acl: bool = False,
+    meta_keys: Collection[str] = (),
+) -> list[Hit]:
+    """Search as the store does: small-to-big when the request (else ``small_to_big``) says.
+
+    Otherwise :func:`~.search.search_chunks` over the chunks alone (units kept out).
+    """
+    kw: dict[str, Any] = {
+        "keyword_index": keyword_index,
+        "public_without_acl": public_without_acl,
+        "meta_keys": meta_keys,
+    }
+    if small_to_big if request.small_to_big is None else request.small_to_big:
+        return search_small_to_big(session, collection, request, where, **kw)
+    return search_chunks(session, collection, request, with_filter(where, chunks_only()), **kw)
+
+
+def search_small_to_big(
+    session: WeaviateSession,
+    collection: str,
+    request: SearchRequest,
+    where: _Filters | None,
+    *,
+    keyword_index: bool,
+    public_without_acl: bool = False,
+    meta_keys: Collection[str] = (),
+) -> list[Hit]:
+    """Top ``request.k`` chunks, fused from the chunk search and the unit search.
+
+    As :func:`~.search.search_chunks` for the filters and access rule; a hit's
+    ``score`` is its fused score and ``matched`` its units, best first.
+    """
+    k = request.k
+    common = {"keyword_index": keyword_index, "public_without_acl": public_without_acl}
+    chunks = search_chunks(
+        session,
+        collection,
+        replace(request, k=max(CHUNK_POOL, CHUNKS_PER_HIT * k)),
+        with_filter(where, chunks_only()),
+        meta_keys=meta_keys,
+        **common,
+    )
+    units = search_chunks(
+        session,
+        collection,
+        replace(request, k=max(UNIT_POOL, UNITS_PER_HIT * k)),
+        with_filter(where, units_only()),
+        meta_keys=(*meta_keys, *UNIT_KEYS),
+        **common,
+    )
+    scores: dict[str, float] = {}
+    for rank, hit in enumerate(chunks, 1):
+        scores[hit.uuid] = 1.0 / (RRF_K + rank)
+    matched: dict[str, list[UnitMatch]] = {}
+    for rank, unit in enumerate(units, 1):
+        parent = str(unit.metadata.get(UNIT_OF) or "")
+        if not parent:
+            continue
+        found = matched.setdefault(parent, [])
+        weight = (UNIT_WEIGHT, SECOND_UNIT_WEIGHT)[len(found)] if len(found) < 2 else 0.0
+        scores[parent] = scores.get(parent, 0.0) + weight / (RRF_K + rank)
+        found.append(_match(unit, rank))
+    ranked = sorted(scores, key=lambda u: -scores[u])[:k]
+    by_uuid = {h.uuid: h for h in chunks}
+    missing = [u for u in ranked if u not in by_uuid]
+    if missing:
+        read = _read_chunks(session, collection, request, where, missing, meta_keys, common)
+        by_uuid.update(read)
+    return [
+        replace(by_uuid[u], score=scores[u], matched=tuple(matched.get(u, ())))
+        for u in ranked
+        if u in by_uuid  # a unit whose chunk is gone (or hidden) brings nothing
+    ]
+
+
+def _match(unit: Hit, rank: int) -> UnitMatch:
+    meta = unit.metadata
+    span = meta.get(UNIT_SPAN)
+    row = meta.get("table_row_start") if meta.get(UNIT_KIND) == "row" else None
+    return UnitMatch(
+        kind=str(meta.get(UNIT_KIND) or ""),
+        text=unit.text,
+        rank=rank,
+        score=unit.score,
+        row=None if row is None else int(row),
+        span=(int(span[0]), int(span[1])) if span and len(span) == 2 else None,
+    )
+
+
+def _read_chunks(
+    session: WeaviateSession,
+    collection: str,
+    request: SearchRequest,
+    where: _Filters | None,
+    uuids: list[str],
+    meta_keys: Collection[str],
+    common: dict[str, Any],
+) -> dict[str, Hit]:
+    """Read the chunks ``uuids`` under ``where`` and the access rule (the hidden stay out)."""
+    test = with_filter(where, chunks_only()) & Filter.by_id().contains_any(uuids)
+    if request.principals is not None:
+        access = access_filter(
+            request.principals, public_without_acl=bool(common["public_without_acl"])
+        )
+        if access is None:
+            return {}
+        test = test & access
+    handle = session.handle(collection)
+    objs = session.retry(
+        "reading matched chunks",
+        lambda: handle.query.fetch_objects(filters=test, limit=len(uuids)).objects,
+    )
+    return {str(o.uuid): _hit(o, False, meta_keys) for o in objs}
