@@ -10,6 +10,7 @@ import contextlib
 import glob
 import json
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     return {
         **hit.__dict__,
         "regions": [r.model_dump(mode="json") for r in hit.regions],
+        "matched": [asdict(m) for m in hit.matched],
         "metadata": {
             k: v.isoformat() if isinstance(v, datetime) else v for k, v in hit.metadata.items()
         },
@@ -216,6 +218,9 @@ def search(
         if hit.metadata:
             click.echo("    " + json.dumps(hit.metadata, default=str, sort_keys=True))
         click.echo("    " + hit.text.replace("\n", "\n    "))
+        for unit in hit.matched:  # small-to-big: the rows and sentences that matched
+            at = f"row {unit.row}" if unit.row is not None else f"chars {unit.span}"
+            click.echo(f"    matched {unit.kind} ({at}): {unit.text[:120]}")
         click.echo()
 
 
