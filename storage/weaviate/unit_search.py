@@ -12,6 +12,7 @@ lists the units that matched it (:class:`~chunkweave.storage.hits.UnitMatch`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -46,6 +47,8 @@ SECOND_UNIT_WEIGHT = 0.0
 #: Chunks and units each search asks for, at least (and per hit asked for).
 CHUNK_POOL, CHUNKS_PER_HIT = 20, 3
 UNIT_POOL, UNITS_PER_HIT = 40, 6
+#: Matched units a hit names (its best), for a UI to highlight.
+MATCHED_PER_HIT = 3
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="chunkweave-units")
 
 
@@ -114,14 +117,17 @@ def search_small_to_big(
     for rank, hit in enumerate(chunks, 1):
         scores[hit.uuid] = 1.0 / (RRF_K + rank)
     matched: dict[str, list[UnitMatch]] = {}
+    seen: Counter[str] = Counter()
     for rank, unit in enumerate(units, 1):
         parent = str(unit.metadata.get(UNIT_OF) or "")
         if not parent:
             continue
         found = matched.setdefault(parent, [])
-        weight = (UNIT_WEIGHT, SECOND_UNIT_WEIGHT)[len(found)] if len(found) < 2 else 0.0
+        weight = (UNIT_WEIGHT, SECOND_UNIT_WEIGHT)[seen[parent]] if seen[parent] < 2 else 0.0
+        seen[parent] += 1
         scores[parent] = scores.get(parent, 0.0) + weight / (RRF_K + rank)
-        found.append(_match(unit, rank))
+        if len(found) < MATCHED_PER_HIT:
+            found.append(_match(unit, rank))
     ranked = sorted(scores, key=lambda u: -scores[u])[:k]
     by_uuid = {h.uuid: h for h in chunks}
     missing = [u for u in ranked if u not in by_uuid]

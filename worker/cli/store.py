@@ -160,6 +160,13 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     help="Search with no principals at all: only documents public by the ACL rule.",
 )
 @click.option("--tenant", default=None, help="Search this tenant (required when multi-tenant).")
+@click.option(
+    "--small-to-big/--chunks-only",
+    "small_to_big",
+    default=None,
+    help="Match table rows and sentences too and return their chunks, naming what "
+    "matched (default: CHUNKWEAVE_WEAVIATE__SMALL_TO_BIG; needs units indexed).",
+)
 @friendly_errors
 def search(
     query: str,
@@ -170,6 +177,7 @@ def search(
     principals: tuple[str, ...],
     as_nobody: bool,
     tenant: str | None,
+    small_to_big: bool | None,
 ) -> None:
     """Search the stored chunks: text, heading path, pages and source of each hit.
 
@@ -198,6 +206,7 @@ def search(
                 hybrid=hybrid,
                 principals=asking,
                 tenant=tenant or wcfg.tenant,
+                small_to_big=small_to_big,
             )
             hits = store.search(request)
         finally:
