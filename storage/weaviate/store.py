@@ -47,7 +47,7 @@ from chunkweave.storage.weaviate.tenancy import (
     check_tenancy,
     check_tenant_name,
 )
-from chunkweave.storage.weaviate.unit_objects import MATCH_UNIT, chunks_only, unit_properties_schema
+from chunkweave.storage.weaviate.unit_objects import MATCH_UNIT, unit_properties_schema, units_in
 from chunkweave.storage.weaviate.unit_search import search_served
 from chunkweave.storage.weaviate.unit_store import UnitStore
 
@@ -306,7 +306,7 @@ class WeaviateStore(UnitStore):
                 if isinstance(vector, dict):  # named vectors: this collection has one
                     vector = next(iter(vector.values()), None)
                 pending[str(o.uuid)] = ({**props, **meta}, list(vector) if vector else None)
-            written += self._send(pending)
+            written += self._send(pending) - units_in(pending)  # counts chunks only
         return written
 
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
@@ -360,13 +360,12 @@ class WeaviateStore(UnitStore):
 
     def count(self, doc_id: str | None = None) -> int:
         """Count the stored chunks (of ``doc_id`` when given), match units left out."""
-        where = chunks_only()
-        where = Filter.by_property("doc_id").equal(doc_id) & where if doc_id else where
+        where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
         result = self.session.retry(
             "count",
             lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
         )
-        return int(result.total_count or 0)
+        return int(result.total_count or 0) - self.count_units(where)
 
     def _fetch(
         self,

@@ -65,8 +65,18 @@ def units_only() -> _Filters:
 
 
 def chunks_only() -> _Filters:
-    """Return the filter passing chunks only (objects without ``match_unit`` too)."""
+    """Return the filter passing chunks only (objects without ``match_unit`` too).
+
+    For searches only: Weaviate computes ``not_equal`` as the complement of
+    ``equal`` over every object id, deleted ones included, so an aggregate counts
+    deleted objects through it (:meth:`.unit_store.UnitStore.count_units` instead).
+    """
     return Filter.by_property(MATCH_UNIT).not_equal(True)
+
+
+def units_in(pending: Mapping[str, tuple[Mapping[str, Any], Any]]) -> int:
+    """Return how many of the objects to write (``uuid -> (props, vector)``) are units."""
+    return sum(1 for props, _ in pending.values() if props.get(MATCH_UNIT))
 
 
 def with_filter(where: _Filters | None, extra: _Filters) -> _Filters:

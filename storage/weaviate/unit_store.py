@@ -21,10 +21,11 @@ from chunkweave.storage.values import StoredPosition
 from chunkweave.storage.weaviate.grpc_batch import Pending
 from chunkweave.storage.weaviate.reads import doc_objects
 from chunkweave.storage.weaviate.schema import meta_values
-from chunkweave.storage.weaviate.unit_objects import UNIT_OF, unit_properties
+from chunkweave.storage.weaviate.unit_objects import UNIT_OF, unit_properties, units_only
 
 if TYPE_CHECKING:
     from chunkweave.storage.config import WeaviateConfig
+    from chunkweave.storage.weaviate.client import WeaviateSession
 
 
 class UnitStore:
@@ -32,6 +33,10 @@ class UnitStore:
 
     cfg: WeaviateConfig
     page_size: int
+    session: WeaviateSession
+
+    def collection(self) -> Any:  # noqa: D102
+        raise NotImplementedError
 
     def _send(self, pending: dict[str, Pending]) -> int:
         raise NotImplementedError
@@ -82,6 +87,15 @@ class UnitStore:
             for i, u in enumerate(units)
         }
         return self._send(pending) if pending else 0
+
+    def count_units(self, where: Any = None) -> int:
+        """Count the stored units meeting ``where`` (all: ``None``)."""
+        test = units_only() if where is None else where & units_only()
+        result = self.session.retry(
+            "count",
+            lambda: self.collection().aggregate.over_all(filters=test, total_count=True),
+        )
+        return int(result.total_count or 0)
 
     def unit_parents(self, doc_id: str) -> dict[str, str]:
         """Every stored unit of ``doc_id``: its UUID -> its chunk's UUID."""
