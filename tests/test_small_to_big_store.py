@@ -100,3 +100,18 @@ def test_reingest_and_delete_leave_no_stale_unit(weaviate_cfg, tmp_path):
     finally:
         inner.client.collections.delete([cfg.collection, cfg.ledger_collection])
         store.close()
+
+
+def test_without_units_small_to_big_is_the_chunk_search(weaviate_cfg):
+    from tests.store_helpers import make_chunk, vectors
+
+    store = WeaviateStore.open(weaviate_cfg, EmbedderIdentity("test-embedder", 16))
+    try:
+        chunks = [make_chunk("doc", i, text=f"topic {w} details") for i, w in enumerate("xyzw")]
+        store.upsert(chunks, vectors(chunks))
+        plain = store.search(SearchRequest("topic z", None, k=3, small_to_big=False))
+        fused = store.search(SearchRequest("topic z", None, k=3, small_to_big=True))
+        assert plain and fused == plain
+    finally:
+        store.client.collections.delete([weaviate_cfg.collection, weaviate_cfg.ledger_collection])
+        store.close()

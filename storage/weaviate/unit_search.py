@@ -113,6 +113,8 @@ def search_small_to_big(
         **common,
     )
     units = asked.result()
+    if not units:  # nothing indexed small (or nothing matched): the chunk search as is
+        return chunks[:k]
     scores: dict[str, float] = {}
     for rank, hit in enumerate(chunks, 1):
         scores[hit.uuid] = 1.0 / (RRF_K + rank)
