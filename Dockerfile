@@ -15,8 +15,9 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
     && rm -rf /var/lib/apt/lists/*
 
-RUN groupadd --system chunkweave \
-    && useradd --system --gid chunkweave --home-dir /home/chunkweave --create-home chunkweave \
+# uid/gid 10001: the Helm chart's runAsUser (deploy/helm/chunkweave).
+RUN groupadd --system --gid 10001 chunkweave \
+    && useradd --system --uid 10001 --gid chunkweave --home-dir /home/chunkweave --create-home chunkweave \
     && mkdir -p /data && chown chunkweave:chunkweave /data
 
 WORKDIR /app
@@ -26,7 +27,9 @@ COPY chunking ./chunking
 COPY storage ./storage
 COPY worker ./worker
 COPY chunkweave ./chunkweave
-RUN pip install .
+# Optional extras, e.g. `docker build --build-arg EXTRAS=otel` for OpenTelemetry traces.
+ARG EXTRAS=""
+RUN pip install ".${EXTRAS:+[$EXTRAS]}"
 
 USER chunkweave
 VOLUME ["/data"]

@@ -48,6 +48,9 @@ class Hit:
     regions: tuple[Region, ...] = ()
     #: The caller metadata the chunk carries (declared keys with a value, ``acl`` too).
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: As :attr:`chunkweave.chunking.models.Chunk.section_number` / ``section_numbers``.
+    section_number: str | None = None
+    section_numbers: tuple[str, ...] = ()
     #: Small-to-big search: the units of this chunk that matched, best first.
     matched: tuple[UnitMatch, ...] = ()
 

@@ -162,6 +162,11 @@ class ServerProcess:
         """Server process id while it runs."""
         return self._proc.pid if self._proc and self._proc.poll() is None else None
 
+    @property
+    def returncode(self) -> int | None:
+        """How its process ended (negative: the signal); None while it runs or when stopped."""
+        return self._proc.poll() if self._proc is not None else None
+
     def start(self) -> Self:
         """Start the server and wait until it is ready."""
         raise NotImplementedError

@@ -5,6 +5,8 @@ detection and parsing), ``chunk``, ``embed``, ``upsert`` (finding stored chunks 
 writing new ones) and ``prune`` (deleting stale chunks and recording the ledger
 entry); the worker adds ``fetch`` (reading the source) and ``queue``-side stages of
 its own. The figures travel in :attr:`DocOutcome.timings <.values.DocOutcome>`.
+Each stage is also a tracing span (:mod:`chunkweave.tracing`), but ``prune``: the
+commit traces its two steps, ``prune`` and ``ledger``, itself.
 """
 
 from __future__ import annotations
@@ -13,8 +15,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from chunkweave import tracing
+
 #: Stages the pipeline reports, in the order a document goes through them.
 PIPELINE_STAGES = ("check", "parse", "chunk", "embed", "upsert", "prune")
+#: Stages that are no span of their own (see the module docstring).
+_UNTRACED = frozenset({"prune"})
 
 
 class StageTimer:
@@ -28,7 +34,11 @@ class StageTimer:
         """Time the block and add it to ``name``."""
         started = time.perf_counter()
         try:
-            yield
+            if name in _UNTRACED:
+                yield
+            else:
+                with tracing.span(name):
+                    yield
         finally:
             self.add(name, time.perf_counter() - started)
 

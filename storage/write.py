@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from chunkweave import tracing
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.metadata import metadata_sha1
 from chunkweave.storage.timing import StageTimer
@@ -282,8 +283,12 @@ class PendingWrite:
         plan = self._plan
         if not self.uuids:
             raise ValueError(f"{plan.source}: no chunks written; a commit would empty it")
-        deleted = self._writer.prune(plan.doc_id, self.uuids)
-        self._writer.record_ok(plan, chunks=len(self.uuids))
+        traced = {"doc_id": plan.doc_id, "pages": plan.pages, "chunks": len(self.uuids)}
+        tracing.annotate(**traced)  # on the task's span (the document's)
+        with tracing.span("prune", doc_id=plan.doc_id):
+            deleted = self._writer.prune(plan.doc_id, self.uuids)
+        with tracing.span("ledger", **traced):
+            self._writer.record_ok(plan, chunks=len(self.uuids))
         return DocOutcome(
             source=plan.source,
             doc_id=plan.doc_id,

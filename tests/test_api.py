@@ -53,7 +53,7 @@ def _docs(root: Path, n: int) -> list[Path]:
 
 
 def test_auth_required_except_healthz(client: TestClient):
-    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/healthz").json() == {"status": "ok", "parts": {"redis": {"status": "ok"}}}
     assert client.get("/healthz", headers={"Authorization": ""}).status_code == 200
     for bad in ("", "Bearer wrong"):
         resp = client.get("/jobs", headers={"Authorization": bad})

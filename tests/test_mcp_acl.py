@@ -56,3 +56,41 @@ def test_an_agent_sees_what_its_principals_may(pipeline_settings: Settings, two_
     assert _sources(Tools(pipeline_settings, ("sales",))) == set()
     configured = pipeline_settings.model_copy(update={"mcp_principals": ("hr",)})
     assert _sources(Tools(configured)) == {secret}
+
+
+@pytest.fixture
+def tenant_docs(pipeline_settings: Settings, tmp_path: Path) -> Settings:
+    """A multi-tenant store holding one document for acme and one for globex."""
+    from chunkweave.storage.embedders import make_embedder
+    from chunkweave.storage.pipeline.conductor import open_pipeline
+
+    s = pipeline_settings
+    shared = s.weaviate.model_copy(update={"multi_tenancy": True})
+    for tenant, text in (
+        ("acme", "Acme pays its engineers in salary bands. "),
+        ("globex", "Globex salary bands are secret. "),
+    ):
+        cfg = shared.model_copy(update={"tenant": tenant})
+        pipe = open_pipeline(cfg, make_embedder(s.embedder), s.parse, s.chunking)
+        try:
+            path = _doc(tmp_path / f"{tenant}.docx", text * 5)
+            assert pipe.ingest(path).status == "added"
+        finally:
+            pipe.close()
+    return s.model_copy(update={"weaviate": shared})
+
+
+def test_an_agent_on_a_multi_tenant_store_sees_its_tenant_only(tenant_docs: Settings):
+    acme = tenant_docs.model_copy(
+        update={"weaviate": tenant_docs.weaviate.model_copy(update={"tenant": "acme"})}
+    )
+    assert {Path(s).name for s in _sources(Tools(acme))} == {"acme.docx"}
+
+
+def test_an_agent_on_a_multi_tenant_store_without_a_tenant_is_refused(tenant_docs: Settings):
+    tools = Tools(tenant_docs)
+    try:
+        with pytest.raises(Exception, match="multi-tenant: name a tenant"):
+            tools.search("salary bands", k=10)
+    finally:
+        tools.close()

@@ -174,3 +174,15 @@ def test_mcp_failures_are_tool_errors_with_the_reason_and_no_traceback(
     with open(log, "w") as errlog:
         anyio.run(_unreachable_run, env, errlog)
     assert "Traceback" not in log.read_text(), log.read_text()[-3000:]
+
+
+def test_mcp_refuses_a_tenant_weaviate_would_not_accept(tmp_path: Path) -> None:
+    import subprocess
+
+    cli = str(Path(sys.executable).parent / "chunkweave")
+    env = {"PATH": "/usr/bin:/bin", "CHUNKWEAVE_DATA_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [cli, "mcp", "--tenant", "../acme"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 2, out.stderr
+    assert "--tenant" in out.stderr and "A-Z a-z 0-9 _ -" in out.stderr

@@ -365,7 +365,8 @@ def test_healthz_says_nothing_about_internals(service_env: dict[str, str]):
     dead = Settings(redis_url=f"redis://127.0.0.1:{port}/0", queue="q", api_token=TOKEN)
     with TestClient(create_app(dead)) as c:
         resp = c.get("/healthz")
-    assert resp.status_code == 503 and resp.json() == {"status": "unavailable"}
+    assert resp.status_code == 503
+    assert resp.json() == {"status": "unavailable", "parts": {"redis": {"status": "down"}}}
     assert str(port) not in resp.text
 
 

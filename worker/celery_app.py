@@ -27,6 +27,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_init, worker_process_shutdown
 
+from chunkweave import tracing
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.tasks import TASK_MODULES
 
@@ -68,6 +69,7 @@ def make_app(settings: Settings) -> Celery:
 
 
 app = make_app(get_settings())
+tracing.connect_celery()  # traces through task headers, when an exporter is configured
 
 
 @worker_process_init.connect

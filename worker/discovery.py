@@ -132,7 +132,7 @@ class Discovery:
         if down:
             parts.append(
                 "the embedded " + " and ".join(down) + " recorded there is unreachable "
-                "(`chunkweave serve` stopped or crashed?)"
+                "(being restarted, or `chunkweave serve` stopped or crashed?)"
             )
         if not parts:
             return None
@@ -144,10 +144,10 @@ class Discovery:
         setting = SETTING[name]
         if found.state == "unreachable":
             return (
-                f"no {name} configured ({setting}), and the embedded {name} "
-                f"({found.address}) recorded in {found.record} is unreachable: "
-                f"`chunkweave serve` on {self.settings.data_dir} stopped or crashed; "
-                f"start it again, or set {setting}"
+                f"{name} unreachable: the embedded {name} ({found.address}) recorded in "
+                f"{found.record} is unreachable. A running `chunkweave serve` on "
+                f"{self.settings.data_dir} restarts it within seconds: try again; if serve "
+                f"stopped or crashed, start it again (or set {setting})"
             )
         if found.state == "configured":
             return f"{name} at {found.address} ({setting}) is unreachable"

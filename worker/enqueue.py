@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, cast
 
+from chunkweave import tracing
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.metadata import (
@@ -87,6 +88,11 @@ def _kwargs_repr(kwargs: Mapping[str, object]) -> str:
     """
     text = repr(dict(kwargs))
     return text if len(text) <= _REPR_MAX else text[: _REPR_MAX - 3] + "..."
+
+
+def _received(kwargs: Mapping[str, object]) -> AbstractContextManager[None]:
+    """Record sending one document's message as its trace's root span (tracing on)."""
+    return tracing.receive(str(kwargs["doc_id"]), str(kwargs["source"]))
 
 
 def _publish_batch(producer: Any, messages: int) -> AbstractContextManager[object]:
@@ -252,24 +258,26 @@ class Enqueuer:
                 for i, (name, kwargs) in enumerate(messages):
                     # The first message declares the queue on this producer's channel;
                     # the others need not look it up again.
+                    with _received(kwargs):
+                        self.app.send_task(
+                            name,
+                            kwargs=kwargs,
+                            queue=self.settings.queue,
+                            producer=producer,
+                            argsrepr="()",
+                            kwargsrepr=_kwargs_repr(kwargs),
+                            **({} if i == 0 else {"declare": []}),
+                        )
+        except _BATCH_ERRORS:
+            for name, kwargs in messages:
+                with _received(kwargs):
                     self.app.send_task(
                         name,
                         kwargs=kwargs,
                         queue=self.settings.queue,
-                        producer=producer,
                         argsrepr="()",
                         kwargsrepr=_kwargs_repr(kwargs),
-                        **({} if i == 0 else {"declare": []}),
                     )
-        except _BATCH_ERRORS:
-            for name, kwargs in messages:
-                self.app.send_task(
-                    name,
-                    kwargs=kwargs,
-                    queue=self.settings.queue,
-                    argsrepr="()",
-                    kwargsrepr=_kwargs_repr(kwargs),
-                )
 
     def close(self) -> None:
         """Release the Redis and broker connections."""

@@ -52,6 +52,29 @@ class SourcesConfig(BaseModel):
     max_files_per_job: int = Field(default=10_000, gt=0)
 
 
+class SuperviseConfig(BaseModel):
+    """How ``chunkweave serve`` keeps what it started running (:mod:`chunkweave.worker.supervise`).
+
+    A part that dies (the embedded Redis or Weaviate, the worker or API process) is
+    restarted after ``backoff_s``, doubling per restart up to ``backoff_max_s``; a part
+    up for ``healthy_s`` starts again from ``backoff_s``. After ``max_failed_restarts``
+    restarts in a row that did not come up, serve stops with an error.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backoff_s: float = Field(default=1.0, gt=0)
+    backoff_max_s: float = Field(default=30.0, gt=0)
+    healthy_s: float = Field(default=60.0, gt=0)
+    max_failed_restarts: int = Field(default=10, ge=1)
+    #: Seconds serve waits for a worker to finish its running tasks when it stops
+    #: (SIGTERM, then SIGKILL); 2 s when Redis is gone, since a worker can finish nothing.
+    stop_grace_s: float = Field(default=30.0, gt=0)
+    #: Where serve writes its parts' state for its API's ``/healthz``; serve sets it for
+    #: the API it starts (not a setting to set by hand).
+    health_file: Path | None = None
+
+
 class Settings(BaseSettings):
     """Everything chunkweave is configured with. Build with :func:`get_settings`."""
 
@@ -129,6 +152,11 @@ class Settings(BaseSettings):
     #: :mod:`chunkweave.worker.runtime`); replace it to plug in a different pipeline
     #: (the tests plug in one that hangs or crashes on purpose).
     pipeline_factory: str = "chunkweave.worker.runtime:default_pipeline"
+
+    # --- serve's supervision (issue 37; worker/serve.py, worker/supervise.py) ---
+    #: Restart backoff and shutdown grace of ``chunkweave serve``'s parts
+    #: (``CHUNKWEAVE_SUPERVISE__BACKOFF_S`` etc.).
+    supervise: SuperviseConfig = SuperviseConfig()
 
     @property
     def api_guarded(self) -> bool:

@@ -120,4 +120,6 @@ def _hit(obj: Any, by_distance: bool, meta_keys: Collection[str]) -> Hit:
         type=str(props.get("type", "")),
         regions=read_regions(props.get(REGIONS)),
         metadata=metadata,
+        section_number=props.get("section_number") or None,
+        section_numbers=tuple(props.get("section_numbers") or ()),
     )

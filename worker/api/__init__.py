@@ -14,7 +14,8 @@ for any job. Run with ``chunkweave api`` (uvicorn) or inside ``chunkweave serve`
   (pages: follow ``next_cursor``).
 - ``DELETE /documents/{doc_id}``: enqueue removal of a document; returns its job id.
 - ``POST /reindex``, ``GET /reindex``: a reindex on the workers (:mod:`.reindex`).
-- ``GET /healthz`` (no auth: for load balancers), ``GET /metrics`` (Prometheus text).
+- ``GET /healthz`` (no auth: for load balancers; each part's state, :mod:`.health`),
+  ``GET /metrics`` (Prometheus text).
 - ``GET /ui``: the dashboard (jobs, documents, stage timings, inspector views); see
   :mod:`.ui` (same token, signed in once with it).
 - Bearer-token auth on everything else when any token is set (``Settings.api_token``
@@ -41,6 +42,7 @@ from prometheus_client import CollectorRegistry
 
 from chunkweave.errors import ChunkweaveError
 from chunkweave.worker.api.headers import SecurityHeaders
+from chunkweave.worker.api.health import router as health_router
 from chunkweave.worker.api.limits import BodyLimit
 from chunkweave.worker.api.reindex import router as reindex_router
 from chunkweave.worker.api.routes import router
@@ -88,6 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = cfg
     app.state.enqueuer = enq
     app.state.metrics = registry
+    app.include_router(health_router)
     app.include_router(router)
     app.include_router(ui_router)
     app.include_router(reindex_router)

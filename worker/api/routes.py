@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.datastructures import UploadFile
@@ -356,17 +356,6 @@ def metrics(request: Request) -> Response:
     """
     registry: CollectorRegistry = request.app.state.metrics
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
-
-
-@router.get("/healthz")
-def healthz(enq: EnqueuerDep) -> Response:
-    """200 when Redis answers, 503 otherwise (no detail: it needs no token)."""
-    try:
-        enq.redis.ping()
-    except Exception as err:  # noqa: BLE001 - any failure means unhealthy
-        log.warning("healthz: Redis did not answer: %s", err)
-        return JSONResponse({"status": "unavailable"}, status_code=503)
-    return JSONResponse({"status": "ok"})
 
 
 router.include_router(authed)

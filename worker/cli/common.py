@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
+from chunkweave.errors import ChunkweaveError
 from chunkweave.parsers.errors import ParseError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,6 +40,8 @@ def friendly_errors(func: F) -> F:
                 raise
             if _redis_down(err):  # configured, or a running serve's, but not answering
                 click.echo(f"error: Redis unreachable: {err}", err=True)
+            elif isinstance(err, ChunkweaveError):  # its message says what and why
+                click.echo(f"error: {err}", err=True)
             else:
                 click.echo(f"error: {type(err).__name__}: {err}", err=True)
             sys.exit(1)

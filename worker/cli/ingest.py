@@ -23,6 +23,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from chunkweave import tracing
 from chunkweave.chunking.models import ChunkOptions, Strategy
 from chunkweave.parsers.document import ParseOptions
 from chunkweave.parsers.errors import ErrorCode
@@ -77,13 +78,16 @@ def _ingest_one(
 ) -> DocOutcome:
     assert _PIPELINE is not None, "worker not initialised"
     try:
-        return _PIPELINE.ingest(path, force=force, metadata=metadata, tenant=tenant, sha1=sha1)
+        with tracing.span("ingest", source=path):  # the document's trace (tracing on)
+            return _PIPELINE.ingest(path, force=force, metadata=metadata, tenant=tenant, sha1=sha1)
     except (StoreError, EmbedderError) as err:
         if not transient(err):
             raise
         # A task would retry later; a command reports it as this file's failure.
         source = str(Path(path).expanduser().resolve())
         return _PIPELINE.failed(source, doc_id_for(source), err.code, str(err), tenant=tenant)
+    finally:
+        tracing.flush()  # pool processes end without running atexit
 
 
 def _file_metadata(

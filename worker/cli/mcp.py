@@ -20,8 +20,14 @@ def register(group: click.Group) -> None:
     help="Search as this principal (repeatable; with CHUNKWEAVE_MCP_PRINCIPALS): only "
     "chunks whose acl names one of them. None: only documents without an acl.",
 )
+@click.option(
+    "--tenant",
+    default=None,
+    help="Serve this tenant's documents only (a multi-tenant store needs one; "
+    "default: CHUNKWEAVE_WEAVIATE__TENANT).",
+)
 @friendly_errors
-def mcp_command(principals: tuple[str, ...]) -> None:
+def mcp_command(principals: tuple[str, ...], tenant: str | None) -> None:
     """Serve the store to MCP clients (agents) on stdin/stdout.
 
     Tools: search (with filters), enqueue (paths under CHUNKWEAVE_SOURCES__ROOTS or
@@ -30,7 +36,8 @@ def mcp_command(principals: tuple[str, ...]) -> None:
     on the same data directory (said in one line on stderr); with no Weaviate at all,
     the local one is started as for `chunkweave search`. Needs the `mcp` extra.
     Searches apply the ACL as the given principals; with none, no document that
-    carries an acl is ever returned.
+    carries an acl is ever returned. On a multi-tenant store an agent sees one
+    tenant: --tenant names it, and without one every search is refused.
     """
     try:
         import mcp  # noqa: F401
@@ -47,6 +54,16 @@ def mcp_command(principals: tuple[str, ...]) -> None:
         click.echo(line, err=True)  # stdout is the protocol's
     settings = found.settings
     debug = bool(click.get_current_context().find_root().params.get("debug"))
+    if tenant is not None:
+        from chunkweave.storage.metadata import check_tenant
+
+        try:
+            check_tenant(tenant)
+        except ValueError as err:
+            raise click.BadParameter(str(err), param_hint="--tenant") from err
+        settings = settings.model_copy(
+            update={"weaviate": settings.weaviate.model_copy(update={"tenant": tenant})}
+        )
     with weaviate_config(settings) as wcfg:
         principals = (*settings.mcp_principals, *principals)
         tools = Tools(settings.model_copy(update={"weaviate": wcfg}), principals)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ from datetime import UTC, datetime
 import click
 
 from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
+from chunkweave.worker.cli.reachable import answering, riding_out
 from chunkweave.worker.discovery import Discovery
 from chunkweave.worker.jobs import DocState, JobState
 from chunkweave.worker.runtime import yield_cpu
@@ -273,14 +275,14 @@ def backfill(source: str, force: bool, wait: bool, webhook: str | None) -> None:
             if wait:
                 done = progress.add_task("processed", total=len(found))
                 while True:
-                    job = enq.jobs.get(job_id)
+                    job = riding_out(enq, lambda: enq.jobs.get(job_id), job_id)
                     if job is None:
                         raise click.ClickException(f"job {job_id} vanished (expired?)")
                     progress.update(done, completed=job.done + job.failed)
                     if job.finished_at is not None:
                         break
                     time.sleep(0.5)
-        job = enq.jobs.get(job_id)
+        job = riding_out(enq, lambda: enq.jobs.get(job_id), job_id)
     finally:
         enq.close()
     click.echo(f"job {job_id}: " + (_summary(job) if job else "queued"))
@@ -318,10 +320,15 @@ def _summary(job: JobState) -> str:
 def status(job_id: str | None, job_status: str | None, limit: int, as_json: bool) -> None:
     """Show one job with its documents, or list recent jobs."""
     from chunkweave.worker.jobs import JobStore
-    from chunkweave.worker.runtime import redis_client
+    from chunkweave.worker.runtime import NoRedisConfiguredError, redis_client
 
     settings = _service_settings()
-    store = JobStore(redis_client(settings), ttl_s=settings.job_ttl_s)
+    try:
+        client = redis_client(settings)
+    except NoRedisConfiguredError as err:  # none configured: absent, or recorded but down
+        click.echo(f"error: {err}", err=True)
+        sys.exit(1)
+    store = JobStore(answering(client, settings), ttl_s=settings.job_ttl_s)
     if job_id is None:
         jobs = store.list(status=job_status, limit=limit)  # type: ignore[arg-type]
         if as_json:

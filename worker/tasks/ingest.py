@@ -19,6 +19,7 @@ pipeline raises is retried by the task shell (:mod:`.base`).
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import ExitStack
 from typing import Any
 
@@ -29,6 +30,7 @@ from celery import Task
 # every pool child, which then builds its pipeline well within the pool's start-up
 # timeout instead of importing them first (seconds on a loaded host).
 import chunkweave.storage.pipeline.conductor  # noqa: F401
+from chunkweave import tracing
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.metadata import jsonable, validate_metadata
 from chunkweave.storage.pipeline.check import file_version
@@ -52,6 +54,7 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
             path = open_source.enter_context(fetched(run.source, rt.settings))
             run.sha1 = file_version(path)  # the one read and hash of the file
             own = source_metadata(run.source, rt.settings)
+        tracing.annotate(bytes=os.path.getsize(path))  # on the task's span
         if own:  # an S3 object's user metadata and tags; the caller's win
             cfg = rt.settings.weaviate.metadata
             # Upload tools set keys of their own (rclone's mtime, say): the object's

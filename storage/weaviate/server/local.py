@@ -258,11 +258,28 @@ class LocalWeaviate(ServerProcess):
         except BaseException:
             self._release()
             raise
+        self._record()
+        return self
+
+    def respawn(self) -> LocalWeaviate:
+        """Start the server again after its process died: same ports, data and key.
+
+        The data directory's lock and record are kept throughout, so no other process
+        starts a server of its own there meanwhile (``chunkweave serve`` restarting the
+        one it supervises). Without the lock (never started, or a failed respawn
+        released it) this is :meth:`start`.
+        """
+        if self._lock is None:
+            return self.start()
+        self._spawn()
+        self._record()
+        return self
+
+    def _record(self) -> None:
         record = self.data_dir / "server.json"
         fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as fh:  # the key: readable by this user only
             json.dump({"pid": self.pid, "api_key": self.api_key, **asdict(self.ports)}, fh)
-        return self
 
     def _attach(self) -> LocalWeaviate:
         # Another process owns this data directory: wait for its server.json and
