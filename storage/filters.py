@@ -15,6 +15,7 @@ from typing import Literal
 
 from chunkweave.chunking.sections import section_number
 from chunkweave.storage.metadata import FieldType, MetadataConfig
+from chunkweave.storage.ranking import Ranking
 
 Operator = Literal[
     "equal", "not_equal", "less_than", "less_or_equal", "greater_than", "greater_or_equal"
@@ -36,6 +37,7 @@ FILTERABLE: Mapping[str, type[str] | type[int]] = MappingProxyType(
         "section_number": str,
         "section_numbers": str,
         "section_prefix": str,
+        "language": str,
     }
 )
 
@@ -87,6 +89,8 @@ class SearchRequest:
     collection's ``public_without_acl`` says so (it fails closed). ``None``: no
     access filter (a trusted caller, such as the operator's own CLI). ``tenant``:
     the tenant to search (required, and only that one, on a multi-tenant store).
+    ``ranking``: how to rank (hybrid weight, keyword fields, rerank); ``None``: the
+    store's configured :class:`~chunkweave.storage.ranking.Ranking`.
     ``small_to_big``: match small units (table rows, sentence windows) and return their
     chunks (:mod:`chunkweave.storage.weaviate.unit_search`); ``None``: as the store's
     ``WeaviateConfig.small_to_big`` says.
@@ -99,6 +103,7 @@ class SearchRequest:
     hybrid: bool = True
     principals: tuple[str, ...] | None = None
     tenant: str | None = None
+    ranking: Ranking | None = None
     small_to_big: bool | None = None
 
 

@@ -6,10 +6,6 @@ evaluation computes anyway (no ingest pipeline). Every question is then asked th
 :meth:`ChunkStore.search` exactly as ``chunkweave search`` asks it: hybrid (BM25 +
 vector) by default, or vector only, or keyword (BM25) only. Only the search call is
 timed. The scratch collections are dropped afterwards unless kept.
-
-With ``small_to_big`` the chunks' match units are written too (embedded with the
-same cache) and every question is asked small-to-big
-(:mod:`chunkweave.storage.weaviate.unit_search`), as the store's setting would.
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from chunkweave.chunking.match_units import match_units
@@ -35,6 +31,7 @@ from chunkweave.storage.evaluate import (
 )
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.protocols import ChunkStore
+from chunkweave.storage.ranking import Ranking
 from chunkweave.storage.stores import drop_store, open_store
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity
@@ -44,6 +41,32 @@ SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
 #: Scratch chunk collections are ``<PREFIX>_<run>_<label>``, their ledgers
 #: ``<PREFIX>Ledger_<run>_<label>``.
 SCRATCH_PREFIX = "ChunkweaveEval"
+
+
+#: What was served before :class:`Ranking`: Weaviate's own hybrid defaults (alpha
+#: 0.75, relative-score fusion, every searchable property weighted alike).
+WEAVIATE_DEFAULTS = Ranking(fields=("text", "heading_path", "caption"), vector_languages=())
+
+
+def ranking_variants(base: Ranking) -> dict[str, Ranking]:
+    """Return ``base`` and ``base`` with each of its options off, by name.
+
+    For ``chunkweave eval --compare-ranking``; ``weaviate-defaults`` is the search as
+    served before the options existed.
+    """
+    plain = tuple(f for f in base.fields if f.split("^", 1)[0] != "text_cjk")
+    return {
+        "ranking": base,
+        "weaviate-defaults": WEAVIATE_DEFAULTS,
+        "no-field-weights": base.model_copy(
+            update={"fields": tuple(f.split("^", 1)[0] for f in base.fields)}
+        ),
+        "no-cjk-field": base.model_copy(update={"fields": plain}),
+        "no-language-alpha": base.model_copy(update={"vector_languages": ()}),
+        "no-rerank": base.model_copy(
+            update={"rerank": base.rerank.model_copy(update={"url": None})}
+        ),
+    }
 
 
 def new_run_id() -> str:
@@ -81,13 +104,57 @@ def evaluate_served(
     cache: dict[str, list[float]] | None = None,
     query_cache: dict[str, list[float]] | None = None,
     keep: bool = False,
+    ranking: Ranking | None = None,
     small_to_big: bool = False,
 ) -> StrategyReport:
     """Write the chunks into ``cfg``'s (scratch) collection, ask every question, score.
 
     ``cache`` (embed text -> vector) and ``query_cache`` (question -> vector) let the
     strategies of one run share vectors. The collection (and its ledger, if made) is
-    dropped afterwards, also on failure, unless ``keep``.
+    dropped afterwards, also on failure, unless ``keep``. ``ranking``: how the
+    search ranks (``None``: as ``cfg`` says).
+    """
+    reports = evaluate_served_rankings(
+        label,
+        questions,
+        chunks_by_doc,
+        embedder,
+        cfg,
+        {label: ranking},
+        mode=mode,
+        k=k,
+        cache=cache,
+        query_cache=query_cache,
+        keep=keep,
+        small_to_big=small_to_big,
+    )
+    return reports[0]
+
+
+def evaluate_served_rankings(
+    label: str,
+    questions: Sequence[QAItem],
+    chunks_by_doc: dict[str, list[Chunk]],
+    embedder: Embedder,
+    cfg: WeaviateConfig,
+    rankings: Mapping[str, Ranking | None],
+    *,
+    mode: SearchMode = "hybrid",
+    k: int = 10,
+    cache: dict[str, list[float]] | None = None,
+    query_cache: dict[str, list[float]] | None = None,
+    keep: bool = False,
+    settle_s: float = 0.0,
+    small_to_big: bool = False,
+) -> list[StrategyReport]:
+    """As :func:`evaluate_served`, written once and asked once per ranking.
+
+    ``rankings``: report label -> ranking (``None``: as ``cfg`` says); one report per
+    entry, in order. ``settle_s``: seconds to wait after the write before asking.
+    Weaviate 1.35 ranks BM25 a little differently once its memtables are flushed
+    (after 60 s by default) than right after a write; a served collection is asked
+    long after, so a figure that must match it waits. ``small_to_big``: the chunks'
+    match units are written too and every question is asked small-to-big.
     """
     chunks, docs = searchable(chunks_by_doc)
     cache = {} if cache is None else cache
@@ -99,33 +166,41 @@ def evaluate_served(
         if small_to_big:
             write_units(store, chunks, embedder, cache)
         doc_of = {chunk_uuid(c.id): d for c, d in zip(chunks, docs, strict=True)}
-        rankings, latencies = ask(
-            store,
-            questions,
-            embedder,
-            mode,
-            max(k, max(KS)),
-            doc_of,
-            query_cache,
-            small_to_big=small_to_big,
-        )
+        time.sleep(settle_s)
+        asked = {
+            name: ask(
+                store,
+                questions,
+                embedder,
+                mode,
+                max(k, max(KS)),
+                doc_of,
+                query_cache,
+                ranking=ranking,
+                small_to_big=small_to_big,
+            )
+            for name, ranking in rankings.items()
+        }
     finally:
         try:
             if not keep:
                 drop_store(store)
         finally:
             store.close()
-    return report_rankings(
-        label,
-        questions,
-        chunks,
-        docs,
-        rankings,
-        embedder.count,
-        latencies_ms=latencies,
-        mode=mode,
-        collection=cfg.collection,
-    )
+    return [
+        report_rankings(
+            name,
+            questions,
+            chunks,
+            docs,
+            ranked,
+            embedder.count,
+            latencies_ms=latencies,
+            mode=mode,
+            collection=cfg.collection,
+        )
+        for name, (ranked, latencies) in asked.items()
+    ]
 
 
 def write_units(
@@ -148,12 +223,14 @@ def ask(
     doc_of: dict[str, str],
     query_cache: dict[str, list[float]] | None = None,
     *,
+    ranking: Ranking | None = None,
     small_to_big: bool | None = None,
 ) -> tuple[list[list[Ranked]], list[float]]:
     """Ask each question through ``store.search``; return the rankings and ms per search.
 
     The query is embedded before the clock starts: the latency is the search call's.
-    ``doc_of`` maps a hit's UUID to the document its chunk is from.
+    ``doc_of`` maps a hit's UUID to the document its chunk is from. ``ranking`` goes
+    on every request (``None``: the store's own).
     """
     query_cache = {} if query_cache is None else query_cache
     rankings: list[list[Ranked]] = []
@@ -165,7 +242,12 @@ def ask(
                 query_cache[item.question] = embedder.embed_query(item.question)
             vector = query_cache[item.question]
         request = SearchRequest(
-            item.question, vector, k=k, hybrid=mode == "hybrid", small_to_big=small_to_big
+            item.question,
+            vector,
+            k=k,
+            hybrid=mode == "hybrid",
+            ranking=ranking,
+            small_to_big=small_to_big,
         )
         started = time.perf_counter()
         hits = store.search(request)

@@ -28,6 +28,7 @@ from chunkweave.storage.weaviate.schema import (
     REGIONS,
     SCHEMA_VERSION,
     chunk_properties,
+    doc_languages,
     identity_description,
     metadata_properties,
     parse_identity,
@@ -58,7 +59,7 @@ def test_description_records_identity_and_schema_version():
 def test_only_read_properties_are_indexed():
     by_name = {p.name: p for p in CHUNK_PROPERTIES}
     searchable = {n for n, p in by_name.items() if p.indexSearchable}
-    assert searchable == {"text", "heading_path", "caption"}
+    assert searchable == {"text", "heading_path", "caption", "text_cjk"}
     assert {"doc_id", "chunk_index", "source", "type", "pages"} <= FILTERABLE_PROPERTIES
     assert searchable == KEYWORD_PROPERTIES
     unread = {"chunk_id", "content_sha1", "doc_sha1", "chunker", "token_count", "ingested_at"}
@@ -118,6 +119,7 @@ def test_new_collection_gets_the_configured_hnsw_and_indexes(weaviate_cfg):
             "text",
             "heading_path",
             "caption",
+            "text_cjk",
         }
     finally:
         st.client.collections.delete(cfg.collection)
@@ -158,7 +160,8 @@ def test_every_filterable_property_filters(chunk_store):
     )
     others = [make_chunk("doc-a", i) for i in range(3)] + [make_chunk("doc-b", 7)]
     chunk_store.upsert([target, *others], vectors([target, *others]))
-    props = chunk_properties(target, ingested_at=None)  # type: ignore[arg-type]
+    language = doc_languages([target, *others])["doc-a"]  # as the store detects it
+    props = chunk_properties(target, ingested_at=None, language=language)  # type: ignore[arg-type]
     coll = chunk_store.collection()
     for name in sorted(FILTERABLE_PROPERTIES):
         value = props[name][0] if isinstance(props[name], list) else props[name]

@@ -13,6 +13,11 @@ Delivery guarantees and bounds, and why:
 - Redis ``visibility_timeout`` = 2 x hard limit + 60 s: a reserved message may wait for
   one whole task in its process before it starts, and must not be redelivered to
   another worker while it legitimately runs.
+- Work is owned by the job record, not by the broker's memory: the visibility timeout
+  stays long (it must not redeliver a task that legitimately runs), and a worker
+  killed as a whole or a Redis restart is caught within seconds instead by worker
+  heartbeats and the reconciler (:mod:`chunkweave.worker.lifecycle`,
+  :mod:`chunkweave.worker.reconcile`), which requeue from the job record.
 - Memory: each child process gets ``RLIMIT_DATA`` = ``max_memory_mb`` (a hard cap: an
   allocation beyond it fails with ``MemoryError``, recorded as ``out_of_memory``), and
   is recycled after a task once its resident size passes 75% of that.
@@ -25,9 +30,18 @@ import resource
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import (
+    task_postrun,
+    task_received,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+    worker_ready,
+    worker_shutdown,
+)
 
 from chunkweave import tracing
+from chunkweave.worker import lifecycle
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.tasks import TASK_MODULES
 
@@ -70,6 +84,12 @@ def make_app(settings: Settings) -> Celery:
 
 app = make_app(get_settings())
 tracing.connect_celery()  # traces through task headers, when an exporter is configured
+
+worker_init.connect(lifecycle.on_worker_init, weak=False)
+worker_ready.connect(lifecycle.on_worker_ready, weak=False)
+worker_shutdown.connect(lifecycle.on_worker_shutdown, weak=False)
+task_received.connect(lifecycle.on_task_received, weak=False)
+task_postrun.connect(lifecycle.on_task_postrun, weak=False)
 
 
 @worker_process_init.connect

@@ -34,6 +34,7 @@ from chunkweave.worker.job_inputs import (  # re-exported: callers import them f
     command_line_metadata as command_line_metadata,
 )
 from chunkweave.worker.jobs import Action, DocState, JobStore
+from chunkweave.worker.ownership import remember_tasks
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, get_settings
 from chunkweave.worker.sources import expand, normalize
@@ -250,6 +251,12 @@ class Enqueuer:
             )
             for state in added
         ]
+        # The job record keeps each document's task, so whatever the broker loses can
+        # be sent again with the same arguments (chunkweave.worker.reconcile).
+        sent = {state.doc_id: msg for state, msg in zip(added, messages, strict=True)}
+        remember_tasks(
+            self.redis, job_id, sent, queue=self.settings.queue, ttl_s=self.settings.job_ttl_s
+        )
         try:
             with (
                 self.app.producer_or_acquire() as producer,

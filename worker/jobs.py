@@ -8,7 +8,10 @@ Layout (all keys expire ``ttl_s`` after the last write to the job):
 - ``cw:job:<id>:<status>`` sets of ``doc_id`` (one per status): a document is in exactly
   one of them; transitions move it in one MULTI/EXEC, so counts are ``SCARD`` and a
   duplicate delivery re-applying a transition cannot double-count.
-- ``cw:jobs`` sorted set of job ids by creation time (listing).
+- ``cw:jobs`` sorted set of job ids by creation time (listing); ``cw:jobs:active`` the
+  ids of jobs not finished yet.
+- ``cw:job:<id>:owners``, ``:tasks``, ``:requeues``: who holds each unfinished document
+  and what task processes it (:mod:`.ownership`).
 
 A job is *finished* once it is sealed (every document added) and every document is
 ``done`` or ``failed``. Exactly one caller observes the transition to finished
@@ -27,6 +30,7 @@ import redis
 from pydantic import BaseModel, ConfigDict
 
 from chunkweave.worker import keys
+from chunkweave.worker.ownership import owner_label
 
 DocStatus = Literal["queued", "running", "done", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
@@ -70,6 +74,10 @@ class DocState(BaseModel):
     queued_at: float | None = None
     started_at: float | None = None
     updated_at: float = 0.0
+    #: Who holds the document while it is queued or running: ``worker task-id`` of the
+    #: worker that received its task, or ``queue task-id`` while its message waits in
+    #: the queue (:mod:`.ownership`); filled in when read, never stored.
+    owner: str | None = None
 
 
 class JobState(BaseModel):
@@ -131,6 +139,7 @@ class JobStore:
             pipe.hset(key, "tenant", tenant)
         pipe.expire(key, self.ttl_s)
         pipe.zadd(JOBS_INDEX, {job_id: now})
+        pipe.sadd(keys.ACTIVE_JOBS, job_id)
         pipe.execute()
         return job_id
 
@@ -168,35 +177,54 @@ class JobStore:
 
         Final states are sticky: once a document is ``done`` or ``failed`` a late
         ``running`` (a redelivered duplicate) does not move it back. ``started_at``
-        is kept from the first non-queued state.
+        is kept from the first non-queued state. The read and the write are one
+        optimistic transaction (``WATCH`` on the documents), so two tasks of one
+        document racing (a duplicate delivery finishing while the other starts) can
+        never move a final document back nor count it in two statuses. A final state
+        also drops the document's owner record (:mod:`.ownership`).
         """
         key = _job_key(job_id)
-        now = time.time()
-        raw = self.r.hget(f"{key}:docs", state.doc_id)
-        current = DocState.model_validate_json(raw) if raw is not None else None
-        if (
-            current is not None
-            and current.status in ("done", "failed")
-            and state.status in ("queued", "running")
-        ):
+        written: list[DocState] = []
+
+        def apply(pipe: redis.client.Pipeline) -> None:
+            written.clear()
+            now = time.time()
+            raw = pipe.hget(f"{key}:docs", state.doc_id)
+            current = DocState.model_validate_json(raw) if raw is not None else None
+            if (
+                current is not None
+                and current.status in ("done", "failed")
+                and state.status in ("queued", "running")
+            ):
+                return
+            # queued_at/started_at: when it was enqueued and when work on it first began
+            # (queue latency = started_at - queued_at), kept across later states.
+            started = current.started_at if current is not None else None
+            if started is None and state.status != "queued":
+                started = now
+            queued = current.queued_at if current is not None else None
+            new = state.model_copy(
+                update={
+                    "updated_at": now,
+                    "started_at": started,
+                    "queued_at": queued,
+                    "owner": None,  # read from the owner records, never stored
+                }
+            )
+            pipe.multi()
+            for status in DOC_STATUSES:
+                pipe.srem(f"{key}:{status}", new.doc_id)
+            pipe.sadd(f"{key}:{new.status}", new.doc_id)
+            pipe.hset(f"{key}:docs", new.doc_id, new.model_dump_json())
+            if new.status in ("done", "failed"):
+                pipe.hdel(f"{key}:owners", new.doc_id)
+            written.append(new)
+
+        self.r.transaction(apply, f"{key}:docs")
+        if not written:
             return False
-        # queued_at/started_at: when it was enqueued and when work on it first began
-        # (queue latency = started_at - queued_at), kept across later states.
-        started = current.started_at if current is not None else None
-        if started is None and state.status != "queued":
-            started = now
-        queued = current.queued_at if current is not None else None
-        state = state.model_copy(
-            update={"updated_at": now, "started_at": started, "queued_at": queued}
-        )
-        pipe = self.r.pipeline(transaction=True)
-        for status in DOC_STATUSES:
-            pipe.srem(f"{key}:{status}", state.doc_id)
-        pipe.sadd(f"{key}:{state.status}", state.doc_id)
-        pipe.hset(f"{key}:docs", state.doc_id, state.model_dump_json())
-        pipe.execute()
         self._touch(job_id)
-        if state.status in ("done", "failed"):
+        if written[0].status in ("done", "failed"):
             return self._maybe_finish(job_id)
         return False
 
@@ -211,8 +239,12 @@ class JobStore:
         if job is None or not with_docs:
             return job
         raw = self.r.hgetall(f"{_job_key(job_id)}:docs")
+        held = {
+            as_text(k): as_text(v) for k, v in self.r.hgetall(f"{_job_key(job_id)}:owners").items()
+        }
         docs = sorted(
-            (DocState.model_validate_json(v) for v in raw.values()), key=lambda d: d.source
+            (_with_owner(DocState.model_validate_json(v), held) for v in raw.values()),
+            key=lambda d: d.source,
         )
         return job.model_copy(update={"docs": tuple(docs)})
 
@@ -322,15 +354,42 @@ class JobStore:
             return False
         if not self.r.set(f"{key}:finished", 1, nx=True, ex=self.ttl_s):
             return False
-        self.r.hset(key, "finished_at", time.time())
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(key, "finished_at", time.time())
+        pipe.srem(keys.ACTIVE_JOBS, job_id)
+        pipe.execute()
         return True
+
+    def active(self) -> tuple[str, ...]:
+        """Return the ids of the jobs not finished yet (forgetting those that expired)."""
+        ids = [as_text(j) for j in self.r.smembers(keys.ACTIVE_JOBS)]
+        pipe = self.r.pipeline(transaction=False)
+        for job_id in ids:
+            pipe.exists(_job_key(job_id))
+        live = pipe.execute() if ids else []
+        expired = [j for j, alive in zip(ids, live, strict=True) if not alive]
+        if expired:
+            self.r.srem(keys.ACTIVE_JOBS, *expired)
+        return tuple(j for j, alive in zip(ids, live, strict=True) if alive)
+
+    def doc_ids(self, job_id: str, status: DocStatus) -> set[str]:
+        """Return the ids of a job's documents in ``status``."""
+        return {as_text(d) for d in self.r.smembers(f"{_job_key(job_id)}:{status}")}
 
     def _touch(self, job_id: str) -> None:
         key = _job_key(job_id)
         pipe = self.r.pipeline(transaction=False)
-        for suffix in ("", ":docs", *(f":{s}" for s in DOC_STATUSES)):
+        owned = (":owners", ":tasks", ":requeues")
+        for suffix in ("", ":docs", *owned, *(f":{s}" for s in DOC_STATUSES)):
             pipe.expire(f"{key}{suffix}", self.ttl_s)
         pipe.execute()
+
+
+def _with_owner(doc: DocState, held: dict[str, str]) -> DocState:
+    raw = held.get(doc.doc_id)
+    if raw is None or doc.status not in ("queued", "running"):
+        return doc
+    return doc.model_copy(update={"owner": owner_label(raw)})
 
 
 def _job_status(counts: dict[DocStatus, int], finished: bool) -> JobStatus:

@@ -4,7 +4,13 @@ Modules never spell a ``cw:`` key themselves; they build it here, so what lives 
 Redis can be read off this module (and a key collision is visible in one screen):
 
 - ``cw:jobs``: sorted set of job ids by creation time; ``cw:job:<id>`` and its
-  ``:docs``, ``:<status>`` and ``:finished`` sub-keys: a job's state (:mod:`.jobs`).
+  ``:docs``, ``:<status>`` and ``:finished`` sub-keys: a job's state (:mod:`.jobs`);
+  ``:owners``, ``:tasks`` and ``:requeues``: who holds each unfinished document, the
+  task that processes it and how often it was requeued (:mod:`.ownership`).
+  ``cw:jobs:active``: the jobs not finished yet (what the reconciler looks at).
+- ``cw:worker:<id>``: a worker's heartbeat (short TTL); ``cw:workers``: every worker
+  that ever beat, by last beat (:mod:`.heartbeat`). ``cw:reconcile:lock:<queue>`` (one
+  reconciler per service at a time) and ``cw:reconcile`` (what it last saw) (:mod:`.reconcile`).
 - ``cw:metrics``: the service counters (:mod:`.metrics`).
 - ``cw:lock:<doc_id>``: the document's write lock or lease; ``cw:attempts:<doc_id>:<sha1>``
   (``:<part>`` for a fan-out task): its poison counter (:mod:`.locks`).
@@ -28,6 +34,12 @@ import hashlib
 JOBS = "cw:jobs"
 #: Hash of the service counters every worker and API replica shares.
 METRICS = "cw:metrics"
+#: Set of the ids of jobs that have not finished.
+ACTIVE_JOBS = "cw:jobs:active"
+#: Sorted set of worker ids by the time of their last heartbeat.
+WORKERS = "cw:workers"
+#: The reconciler's memory (the Redis run id it last saw).
+RECONCILE_STATE = "cw:reconcile"
 #: Hash of uploaded file (its source) -> documents queued on it that have not ended.
 UPLOAD_HOLDS = "cw:uploads"
 
@@ -35,6 +47,16 @@ UPLOAD_HOLDS = "cw:uploads"
 def job(job_id: str) -> str:
     """Return the hash of one job's totals, the base of its per-document keys."""
     return f"cw:job:{job_id}"
+
+
+def reconcile_lock(queue: str) -> str:
+    """Return the lock held by the one active reconciler of ``queue``'s service."""
+    return f"cw:reconcile:lock:{queue}"
+
+
+def heartbeat(worker_id: str) -> str:
+    """Return the key of one worker's heartbeat (what it holds; expires when it dies)."""
+    return f"cw:worker:{worker_id}"
 
 
 def upload_lock(source: str) -> str:

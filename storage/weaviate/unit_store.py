@@ -14,13 +14,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from weaviate.classes.query import Filter
+
 from chunkweave.chunking.match_units import MatchUnit
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import StoredPosition
 from chunkweave.storage.weaviate.grpc_batch import Pending
 from chunkweave.storage.weaviate.reads import doc_objects
-from chunkweave.storage.weaviate.schema import meta_values
+from chunkweave.storage.weaviate.schema import doc_languages, meta_values
 from chunkweave.storage.weaviate.unit_objects import UNIT_OF, unit_properties, units_only
 
 if TYPE_CHECKING:
@@ -79,14 +81,26 @@ class UnitStore:
             raise ValueError(f"{len(units)} units but {len(vectors)} vectors")
         now = datetime.now(UTC)
         meta = meta_values(metadata or {}, self.cfg.metadata)
+        langs = doc_languages(list(chunks.values()))  # as upsert finds its chunks'
         pending: dict[str, Pending] = {
             chunk_uuid(u.id): (
-                unit_properties(u, chunks[u.chunk_id], now, meta=meta),
+                unit_properties(
+                    u, chunks[u.chunk_id], now, meta=meta, language=langs[chunks[u.chunk_id].doc_id]
+                ),
                 vectors[i] if vectors is not None else None,
             )
             for i, u in enumerate(units)
         }
         return self._send(pending) if pending else 0
+
+    def count(self, doc_id: str | None = None) -> int:
+        """Count the stored chunks (of ``doc_id`` when given), match units left out."""
+        where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
+        result = self.session.retry(
+            "count",
+            lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
+        )
+        return int(result.total_count or 0) - self.count_units(where)
 
     def count_units(self, where: Any = None) -> int:
         """Count the stored units meeting ``where`` (all: ``None``)."""

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
@@ -20,6 +19,7 @@ from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
+from chunkweave.worker.cli.eval_served import served_scorer, unit_runs
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
@@ -144,6 +144,13 @@ def chunk_command(
 )
 @click.option("--keep", is_flag=True, help="Served modes: keep the scratch collections.")
 @click.option(
+    "--compare-ranking",
+    is_flag=True,
+    help="Served modes: also score each strategy with each ranking option off "
+    "(field weights, the CJK trigram field, the language-aware alpha, rerank) and with "
+    "Weaviate's own defaults, on the same scratch collection ('STRATEGY|VARIANT').",
+)
+@click.option(
     "--small-to-big",
     "small_to_big",
     type=click.Choice(["on", "off", "both"]),
@@ -166,6 +173,7 @@ def eval_command(
     table_embeds: tuple[str, ...],
     mode: str,
     keep: bool,
+    compare_ranking: bool,
     small_to_big: str | None,
     as_json: bool,
     details: bool,
@@ -186,7 +194,12 @@ def eval_command(
     questions = load_qa(qa_path)
     embedder = _embedder(settings, need_vectors=True)
     assert embedder is not None
-    score_chunks = _served_scorer(settings, questions, embedder, mode, k, keep)
+    units = unit_runs(small_to_big or ("on" if settings.weaviate.small_to_big else "off"))
+    if units != (False,) and mode == "numpy":
+        raise click.UsageError("--small-to-big needs a served --mode (hybrid, vector, keyword)")
+    score_chunks = served_scorer(
+        settings, questions, embedder, mode, k, keep, compare_ranking, units=units
+    )
     files = _eval_files(Path(docs_dir), {q.doc for q in questions})
     parsed: dict[str, ParsedDocument] = {}
     for path in files:
@@ -194,11 +207,6 @@ def eval_command(
         parsed[path.name] = parse_document(path, settings.parse)
     cache: dict[str, list[float]] = {}
     reports = []
-    if small_to_big is None:
-        small_to_big = "on" if settings.weaviate.small_to_big else "off"
-    if small_to_big != "off" and score_chunks is None:
-        raise click.UsageError("--small-to-big needs a served --mode (hybrid, vector, keyword)")
-    unit_runs = {"on": (True,), "off": (False,), "both": (False, True)}[small_to_big]
     # The naive baseline has no table serialisation to vary: it runs once.
     runs = [
         (strategy, embed)
@@ -225,9 +233,7 @@ def eval_command(
         if score_chunks is None:
             reports.append(evaluate_chunks(label, questions, chunks, embedder, k=k, cache=cache))
         else:
-            for units in unit_runs:
-                named = f"{label}+s2b" if units and len(unit_runs) > 1 else label
-                reports.append(score_chunks(named, chunks, cache, units))
+            reports.extend(score_chunks(label, chunks, cache))
         click.echo(f"{label}: {time.perf_counter() - started:.1f}s", err=True)
     if as_json:
         echo_json(
@@ -321,52 +327,6 @@ def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
     if not files:
         raise click.ClickException(f"{docs_dir}: no PDF or DOCX documents")
     return files
-
-
-def _served_scorer(
-    settings: Any, questions: list[Any], embedder: Embedder, mode: str, k: int, keep: bool
-) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]], bool], Any] | None:
-    """For a served ``mode``: open the Weaviate (till the command ends) and return the scorer."""
-    if mode == "numpy":
-        return None
-    from chunkweave.storage.served_eval import (
-        SearchMode,
-        evaluate_served,
-        new_run_id,
-        scratch_config,
-    )
-    from chunkweave.worker.cli.store import weaviate_config
-
-    # Entered on the click context: a local server started here stops when the command ends.
-    wcfg = click.get_current_context().with_resource(weaviate_config(settings))
-    run = new_run_id()
-    queries: dict[str, list[float]] = {}
-    search_mode = cast("SearchMode", mode)
-    pattern = scratch_config(wcfg, run, "STRATEGY").collection
-    click.echo(f"served eval, {mode} search: scratch collections {pattern}", err=True)
-
-    def score(
-        label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]], units: bool
-    ) -> Any:
-        cfg = scratch_config(wcfg, run, label)
-        report = evaluate_served(
-            label,
-            questions,
-            chunks,
-            embedder,
-            cfg,
-            mode=search_mode,
-            k=k,
-            cache=cache,
-            query_cache=queries,
-            keep=keep,
-            small_to_big=units,
-        )
-        if keep:
-            click.echo(f"kept {cfg.collection}", err=True)
-        return report
-
-    return score
 
 
 def _report_table(reports: list[Any], n: int, embedder: str) -> str:

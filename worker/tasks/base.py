@@ -32,9 +32,10 @@ from celery.utils.time import get_exponential_backoff_interval
 from chunkweave.errors import TransientError
 from chunkweave.parsers.errors import ErrorCode, ParseError
 from chunkweave.storage.metadata import MetadataError
-from chunkweave.worker import uploads
+from chunkweave.worker import ownership, uploads
 from chunkweave.worker.celery_app import app
-from chunkweave.worker.jobs import Action
+from chunkweave.worker.heartbeat import worker_id
+from chunkweave.worker.jobs import Action, DocState
 from chunkweave.worker.locks import DocLock
 from chunkweave.worker.runtime import Runtime, get_runtime
 from chunkweave.worker.sources import SourceNotFoundError
@@ -188,8 +189,8 @@ def run_guarded(task: Task, run: DocRun, body: Callable[[], dict[str, Any]]) -> 
     except Exception as err:
         if is_transient(err):
             if task.request.retries < settings.task_max_retries:
-                run.running(stage=f"waiting to retry: {type(err).__name__}")
                 run.undo_attempt()  # a retry is not a crash
+                hand_back(task, run, stage=f"waiting to retry: {type(err).__name__}")
                 raise task.retry(exc=err, countdown=backoff_s(task)) from err
             return run.failed(transient_code(err), f"{run.source}: {type(err).__name__}: {err}")
         log.exception("%s of %s failed", run.action, run.source)
@@ -236,19 +237,50 @@ def doc_task(name: str, *, action: Action = "ingest") -> Callable[[Body], Task]:
     return register
 
 
+def hand_back(task: Task, run: DocRun, *, stage: str) -> None:
+    """Record the document as back in the queue (``stage`` says why) before ``task`` retries.
+
+    Its status becomes ``queued`` again, so a job's ``running`` counts only documents a
+    worker is on. Done before the retry's message exists, so whoever receives it next
+    records itself as the owner after this (:mod:`chunkweave.worker.ownership`). A
+    fan-out part stands for no whole document: it is only marked as waiting.
+    """
+    if task.name not in ownership.DOC_TASKS or not task.request.id:
+        run.running(stage=stage)
+        return
+    ownership.hand_back(
+        run.rt.redis, run.job_id, run.doc_id, worker=worker_id(), task_id=task.request.id
+    )
+    waiting = DocState(
+        doc_id=run.doc_id, source=run.source, action=run.action, status="queued", stage=stage
+    )
+    run.rt.jobs.set_doc(run.job_id, waiting)
+
+
 @contextmanager
 def write_lock(task: Task, run: DocRun) -> Iterator[None]:
-    """Hold the document's write lock for the block, or retry the task later."""
+    """Hold the document's write lock for the block, or retry the task later.
+
+    The lock names this worker and task, so a dead holder's lock is broken at once
+    (:class:`~chunkweave.worker.locks.DocLock`) rather than waited out.
+    """
     settings = run.rt.settings
     with ExitStack() as held:
         with run.timer.stage("lock"):
             lock = held.enter_context(
-                DocLock(run.rt.redis, run.doc_id, ttl_s=settings.lock_ttl_s, wait_s=1.0)
+                DocLock(
+                    run.rt.redis,
+                    run.doc_id,
+                    ttl_s=settings.lock_ttl_s,
+                    wait_s=1.0,
+                    worker=worker_id(),
+                    task_id=task.request.id or "",
+                )
             )
         if not lock.acquired:
             # Another worker is writing this document: come back when its lock would
             # have expired rather than block a worker slot.
             run.undo_attempt()
-            run.running(stage="waiting for another worker")
+            hand_back(task, run, stage="waiting for another worker")
             raise task.retry(countdown=settings.lock_ttl_s, max_retries=None)
         yield
