@@ -94,3 +94,10 @@ def _one_chunk() -> list[Chunk]:
     from tests.store_helpers import make_chunk
 
     return [make_chunk("doc", 0, PROSE)]
+
+
+def test_unit_properties_are_reserved_metadata_keys():
+    from chunkweave.storage.metadata import RESERVED_KEYS
+    from chunkweave.storage.weaviate.unit_objects import unit_properties_schema
+
+    assert {p.name for p in unit_properties_schema()} <= RESERVED_KEYS
