@@ -71,8 +71,9 @@ class WeaviateConfig(BaseModel):
     #: (:mod:`chunkweave.storage.weaviate.unit_search`). ``chunkweave eval`` favours it:
     #: R@5 0.97 -> 0.99 on examples/qa, 0.76 -> 0.83 on examples/qa_extra, for about
     #: 4x the vectors per document and twice the search latency (README, Small-to-big).
-    #: Off by default: with the ranking defaults it measured 0.98 -> 0.97 on examples/qa
-    #: (qa_extra not yet measured with them), and some tests count stored objects as chunks.
+    #: Off by default: with the ranking defaults, 0.98 -> 0.97 on examples/qa, 0.71 ->
+    #: 0.78 on 85 qa_extra questions, p95 search latency 2-4x; and some tests count
+    #: stored objects as chunks.
     small_to_big: bool = False
     #: Serve ``collection`` (and ``ledger_collection``) as Weaviate aliases of versioned
     #: collections (``<name>_v<N>``), so ``chunkweave reindex`` can build the next version
