@@ -22,6 +22,8 @@ from chunkweave.storage.values import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from chunkweave.chunking.models import Chunk
     from chunkweave.parsers.document import ParsedDocument
     from chunkweave.parsers.errors import ErrorCode
@@ -300,10 +302,14 @@ class IngestPipeline(Protocol):
         *,
         tenant: str | None = None,
         warnings: tuple[str, ...] = (),
-    ) -> None:
+        sha1: str | None = None,
+        since: datetime | None = None,
+    ) -> bool:
         """Record in the ledger that the last attempt on ``doc_id`` failed, and why.
 
         ``warnings``: what the parse warned of (a repaired text layer), kept beside it.
+        Nothing is written (False) when the entry is ``ok`` for version ``sha1``, or was
+        written ``ok`` after ``since``: the ledger never says failed for a stored document.
         """
         ...
 

@@ -91,8 +91,9 @@ class StandinPipeline:
 
     def record_failed(
         self, doc_id: str, source: str, code: ErrorCode, error: str, **_: object
-    ) -> None:
+    ) -> bool:
         self.r.hset(self.key("failed"), doc_id, f"{code}: {error}")
+        return True
 
     def failed(
         self, source: str, doc_id: str, code: ErrorCode, error: str, **_: object

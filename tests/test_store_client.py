@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 
+import httpx
 import numpy as np
 import pytest
+from weaviate.exceptions import UnexpectedStatusCodeError, WeaviateStartUpError
 
 from chunkweave.storage.weaviate.client import _as_list, is_transient
 
@@ -17,6 +19,13 @@ from chunkweave.storage.weaviate.client import _as_list, is_transient
         "failed to connect to all addresses; last error: Connection refused",
         "Deadline Exceeded",
         "request timed out",
+        # A restarted server answers before it has loaded its schema.
+        "could not find class Chunk in schema",
+        "invalid object: class 'Chunk' not present in schema",
+        "explorer: list class: search: tried to browse non-existing index for Ledger_v1",
+        "local chunk_abc shard is not ready",
+        "Unexpected status code: 503, with response body: None.",
+        "Unexpected status code: 502, with response body: bad gateway.",
     ],
 )
 def test_server_trouble_is_transient(message):
@@ -30,6 +39,7 @@ def test_server_trouble_is_transient(message):
         "insert to vector index: find and connect neighbors: vector lengths don't match",
         "vector dimensions do not match the index dimensions",
         "no such prop with name 'x' found in class 'Chunk'",
+        "Unexpected status code: 422, with response body: invalid object.",
     ],
 )
 def test_rejections_are_not_transient(message):
@@ -51,3 +61,18 @@ def test_failed_object_dumps_stay_out_of_the_log(caplog):
         client_log.error({"message": "Failed to send 2 objects in a batch of 3.", "errors": {}})
         client_log.error("something else went wrong")
     assert [r.getMessage() for r in caplog.records] == ["something else went wrong"]
+
+
+def test_status_errors_are_transient_by_their_code():
+    def status_error(code: int) -> UnexpectedStatusCodeError:
+        request = httpx.Request("POST", "http://weaviate/v1/batch/objects")
+        return UnexpectedStatusCodeError("batch", httpx.Response(code, request=request))
+
+    assert is_transient(status_error(500)) and is_transient(status_error(503))
+    assert not is_transient(status_error(422)) and not is_transient(status_error(404))
+
+
+def test_a_server_that_refuses_connections_at_start_up_is_transient():
+    down = "Could not connect to Weaviate:Connection to Weaviate failed. Details: ."
+    assert is_transient(WeaviateStartUpError(down))
+    assert not is_transient(WeaviateStartUpError("Weaviate version 1.20 is not supported"))

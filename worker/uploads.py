@@ -52,8 +52,9 @@ def save(staged: Path, sha1: str, name: str, settings: Settings, r: redis.Redis)
             staged.unlink(missing_ok=True)
         return source
     final = settings.upload_dir / sha1 / name
-    final.parent.mkdir(parents=True, exist_ok=True)
     with _locked(r, str(final)):
+        # Under the lock: the last release of the same file removes its folder.
+        final.parent.mkdir(parents=True, exist_ok=True)
         r.hincrby(keys.UPLOAD_HOLDS, str(final), 1)
         staged.replace(final)  # atomic: workers never see a partial upload
     return str(final)

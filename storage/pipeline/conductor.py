@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -116,11 +118,7 @@ class Pipeline:
         tenant: str | None = None,
         sha1: str | None = None,
     ) -> DocumentCheck:
-        """Decide whether the file's stored version is current (see :mod:`.check`).
-
-        As :meth:`IngestPipeline.check <chunkweave.storage.protocols.IngestPipeline.check>`
-        says (defaults as :meth:`ingest`'s).
-        """
+        """Decide whether the file's stored version is current (:mod:`.check`; as ``ingest``)."""
         started = time.monotonic()
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
@@ -157,12 +155,13 @@ class Pipeline:
         source = source or str(Path(path).expanduser().resolve())
         doc_id = doc_id or doc_id_for(source)
         meta = dict(metadata or {})
-        fail = self._failer(source, doc_id, started, timer, tenant)
+        fail = self._failer(source, doc_id, started, timer, tenant, sha1=sha1)
         try:
             with timer.stage("check"):
                 checked = self.check(
                     path, source=source, doc_id=doc_id, metadata=meta, tenant=tenant, sha1=sha1
                 )
+            fail = self._failer(source, doc_id, started, timer, tenant, sha1=checked.sha1)
             if checked.verdict == "unchanged" and not force:
                 return checked.unchanged().model_copy(update={"timings": timer.rounded()})
             if checked.verdict == "metadata_only" and not force:
@@ -219,11 +218,7 @@ class Pipeline:
         return parse_document(path, self.parse_opts)
 
     def chunk(self, doc: ParsedDocument, *, source: str, doc_id: str) -> list[Chunk]:
-        """Chunk ``doc`` as :meth:`ingest` does (the pipeline's :class:`~.chunker.Chunker`).
-
-        The semantic strategy embeds sentences through the embedder, so it may raise
-        :class:`EmbedderError` (``transient`` when the embedding service is down).
-        """
+        """Chunk ``doc`` as :meth:`ingest` does (may raise an :class:`EmbedderError`)."""
         return self.chunker.chunk(doc, doc_id=doc_id, source=source)
 
     def ingest_parsed(
@@ -259,7 +254,7 @@ class Pipeline:
     ) -> DocOutcome:
         warnings = doc.warnings
         meta = metadata or {}
-        fail = self._failer(source, doc_id, started, timer, tenant, warnings)
+        fail = self._failer(source, doc_id, started, timer, tenant, warnings, doc.sha1)
         try:
             if previous is self._UNREAD:  # the join of a fan-out: not checked yet
                 with timer.stage("check"):
@@ -341,15 +336,20 @@ class Pipeline:
         *,
         tenant: str | None = None,
         warnings: tuple[str, ...] = (),
-    ) -> None:
+        sha1: str | None = None,
+        since: datetime | None = None,
+    ) -> bool:
         """Mark the last attempt on ``doc_id`` as failed (see :func:`.ledger.record_failed`)."""
         ledger = self.scope(tenant).ledger
-        records.record_failed(ledger, doc_id, source, code, error, tenant=tenant, warnings=warnings)
+        return records.record_failed(
+            ledger, doc_id, source, code, error, tenant=tenant, warnings=warnings, sha1=sha1,
+            since=since,
+        )  # fmt: skip
 
     def failed(
         self, source: str, doc_id: str, code: ErrorCode, error: str, *, tenant: str | None = None
     ) -> DocOutcome:
-        """Record a failure the caller met (best effort) and return its ``failed`` outcome."""
+        """Record a failure the caller met and return its ``failed`` outcome."""
         return self._failer(source, doc_id, time.monotonic(), None, tenant)(code, error)
 
     def _failer(
@@ -360,16 +360,14 @@ class Pipeline:
         timer: StageTimer | None,
         tenant: str | None,
         warnings: tuple[str, ...] = (),
+        sha1: str | None = None,
     ) -> Callable[[ErrorCode, str], DocOutcome]:
-        def record(code: ErrorCode, error: str) -> None:
-            self.record_failed(doc_id, source, code, error, tenant=tenant, warnings=warnings)
-
-        def fail(code: ErrorCode, error: str) -> DocOutcome:
-            return records.failed_outcome(
-                record, source, doc_id, code, error, started, warnings, timer
-            )
-
-        return fail
+        record = partial(
+            self.record_failed, doc_id, source, tenant=tenant, warnings=warnings, sha1=sha1
+        )
+        return lambda code, error: records.failed_outcome(
+            record, source, doc_id, code, error, started, warnings, timer
+        )
 
 
 def open_pipeline(

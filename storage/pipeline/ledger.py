@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from chunkweave.errors import TransientError
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.storage.errors import StoreError
 from chunkweave.storage.timing import StageTimer
@@ -32,13 +34,27 @@ def record_failed(
     *,
     tenant: str | None = None,
     warnings: tuple[str, ...] = (),
-) -> None:
+    sha1: str | None = None,
+    since: datetime | None = None,
+) -> bool:
     """Mark the last attempt on ``doc_id`` as failed (stored chunks stay as they were).
 
     Keeps the previous version's ``doc_sha1``, counts and metadata, so the entry
     still describes what is stored while the failed status forces a retry next run.
+    Returns False, writing nothing, when the entry is ``ok`` for the very version the
+    attempt was on (``sha1``: a duplicate attempt failed, the document is stored) or
+    was written ``ok`` after ``since`` (a late record of an older failure): the ledger
+    never says ``failed`` for a document stored as it is.
     """
     previous = ledger.get(doc_id)
+    if previous is not None and previous.status == "ok":
+        same = sha1 is not None and previous.doc_sha1 == sha1
+        later = (
+            since is not None and previous.updated_at is not None and previous.updated_at > since
+        )
+        if same or later:
+            log.info("%s: stored and current; failure not recorded: [%s] %s", doc_id, code, error)
+            return False
     base: dict[str, Any] = (
         previous.model_dump() if previous else {"doc_id": doc_id, "source": source}
     )
@@ -51,10 +67,11 @@ def record_failed(
         warnings=warnings,
     )
     ledger.put(LedgerEntry(**base))
+    return True
 
 
 def failed_outcome(
-    record: Callable[[ErrorCode, str], None],
+    record: Callable[[ErrorCode, str], object],
     source: str,
     doc_id: str,
     code: ErrorCode,
@@ -63,13 +80,19 @@ def failed_outcome(
     warnings: tuple[str, ...] = (),
     timer: StageTimer | None = None,
 ) -> DocOutcome:
-    """Record the failure with ``record`` (best effort) and return the ``failed`` outcome.
+    """Record the failure with ``record`` and return the ``failed`` outcome.
 
-    When the store itself is down only the outcome carries the failure.
+    A store that refuses the record (not transiently) is logged and only the outcome
+    carries the failure. A store that is unreachable raises its
+    :class:`~chunkweave.storage.errors.StoreUnavailableError`: the caller retries the
+    document (a task) or reports the store down (the CLI), so no failure goes unrecorded
+    because the store blinked.
     """
     try:
         record(code, error)
-    except StoreError as err:  # Weaviate down: the outcome still carries the failure
+    except StoreError as err:
+        if isinstance(err, TransientError):
+            raise
         log.warning("could not record failure of %s in the ledger: %s", source, err)
     return DocOutcome(
         source=source,

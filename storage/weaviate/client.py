@@ -22,11 +22,11 @@ from weaviate.classes.config import Configure
 from weaviate.classes.init import AdditionalConfig, Auth, Timeout
 from weaviate.collections.classes.data import DataObject
 from weaviate.exceptions import (
+    UnexpectedStatusCodeError,
     WeaviateBaseError,
     WeaviateConnectionError,
     WeaviateGRPCUnavailableError,
     WeaviateInsertManyAllFailedError,
-    WeaviateQueryError,
     WeaviateRetryError,
     WeaviateTimeoutError,
 )
@@ -48,20 +48,50 @@ _TRANSIENT = (
 # Not a bare "connect": HNSW errors say "find and connect neighbors" (not transient).
 _TRANSIENT_MARKERS = (
     "unavailable",
-    "connection",
+    "connection",  # refused, reset, closed, aborted
     "failed to connect",
     "deadline",
     "timed out",
     "timeout",
+    # A restarted server answers before its schema (and shards) are loaded: a class
+    # the store created (ensure_schema ran before any write) is missing only for now.
+    "could not find class",
+    "not present in schema",
+    "non-existing index",  # the schema is back, its index not loaded yet
+    "shard not found",
+    "is not ready",
+    "not ready yet",
+    # 5xx answers relayed in text (per-object messages, wrapped errors).
+    "status code: 500",
+    "status code: 502",
+    "status code: 503",
+    "status code: 504",
+    "internal server error",
+    "bad gateway",
+    "gateway timeout",
 )
+#: gRPC codes worth a retry: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, UNAVAILABLE.
+_TRANSIENT_GRPC = frozenset({4, 8, 10, 14})
 
 
 def is_transient(err: BaseException | str) -> bool:
-    """Whether a failure looks like the server being down or slow (worth a retry)."""
+    """Whether a failure looks like the server being down, slow or restarting (worth a retry).
+
+    Transient: the client's connection, timeout and retry errors; an HTTP 5xx or a gRPC
+    UNAVAILABLE-like status; and any message saying the connection failed, a call timed
+    out, or the schema is not (yet) loaded ("could not find class Chunk in schema", as a
+    restarted server says until it has read its schema back). Everything else (a bad
+    object, a refused property, a 4xx) is not.
+    """
     if isinstance(err, _TRANSIENT):
         return True
-    # Query errors and per-object batch messages wrap the gRPC status in text.
-    if isinstance(err, str | WeaviateQueryError):
+    if isinstance(err, UnexpectedStatusCodeError):
+        status = err.status_code
+        if status >= 500 or status in _TRANSIENT_GRPC:
+            return True
+    # Query errors, per-object batch messages and the client's start-up error ("Could
+    # not connect to Weaviate: Connection to Weaviate failed") say it in text.
+    if isinstance(err, str | WeaviateBaseError):
         return any(marker in str(err).lower() for marker in _TRANSIENT_MARKERS)
     return False
 

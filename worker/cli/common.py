@@ -6,6 +6,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -116,3 +117,18 @@ def metadata_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def watchable(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse a watched folder that is not there, before anything starts.
+
+    A URI (``s3://bucket/prefix``) is checked by its watcher; a local path must be a
+    folder now (a typo would otherwise start the whole service and then stop it).
+    """
+    if value is None or "://" in value:
+        return value
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        what = "not a folder" if path.exists() else "no such folder"
+        raise click.BadParameter(f"{value}: {what} (create it first: mkdir -p {value})")
+    return value

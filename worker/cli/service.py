@@ -10,7 +10,12 @@ from datetime import UTC, datetime
 
 import click
 
-from chunkweave.worker.cli.common import echo_json, friendly_errors, metadata_options
+from chunkweave.worker.cli.common import (
+    echo_json,
+    friendly_errors,
+    metadata_options,
+    watchable,
+)
 from chunkweave.worker.cli.reachable import answering, riding_out
 from chunkweave.worker.discovery import Discovery
 from chunkweave.worker.jobs import DocState, JobState
@@ -99,7 +104,7 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 
 
 @click.command()
-@click.argument("source")
+@click.argument("source", callback=watchable)
 @click.option("--polling", is_flag=True, help="Poll the folder (network filesystems).")
 @click.option(
     "--tenant",
@@ -138,6 +143,7 @@ def watch(source: str, polling: bool, tenant: str | None) -> None:
     "watch_source",
     default=None,
     metavar="DIR|s3://bucket/prefix",
+    callback=watchable,
     help="Also watch a folder or bucket prefix.",
 )
 @click.option(

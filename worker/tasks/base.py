@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: The task that POSTs a finished job's summary to its webhook (sent by name).
 NOTIFY_TASK = "chunkweave.send_webhook"
+#: The task that records a failure in the ledger once the store answers (sent by name).
+RECORD_TASK = "chunkweave.record_failure"
 #: Outcome codes that mean "the store or the embedder is unreachable": retried.
 TRANSIENT_CODES = frozenset({ErrorCode.STORE_UNAVAILABLE, ErrorCode.EMBEDDER_UNAVAILABLE})
 #: Network failures of the clients the worker itself holds (Redis, HTTP).
@@ -84,13 +86,28 @@ def transient_code(exc: BaseException) -> ErrorCode:
     return ErrorCode.STORE_UNAVAILABLE
 
 
-def ledger_recorder(run: DocRun) -> Callable[[ErrorCode, str], None]:
-    """Return what records a failure of ``run``'s document in its ledger entry."""
+def ledger_recorder(run: DocRun, *, deferred: bool = False) -> Callable[[ErrorCode, str], None]:
+    """Return what records a failure of ``run``'s document in its ledger entry.
+
+    When the store is unreachable, or ``deferred`` (the worker's parent, which holds no
+    store client), the record is queued as ``chunkweave.record_failure``, retried until
+    the store answers: every failure ends in the ledger.
+    """
+
+    def later(code: ErrorCode, message: str) -> None:
+        app.send_task(RECORD_TASK, kwargs=run.ledger_record(code, message))
 
     def record(code: ErrorCode, message: str) -> None:
-        run.rt.pipeline.record_failed(run.doc_id, run.source, code, message, tenant=run.tenant)
+        try:
+            run.rt.pipeline.record_failed(
+                run.doc_id, run.source, code, message, tenant=run.tenant, sha1=run.sha1
+            )
+        except Exception as err:
+            if not is_transient(err):
+                raise
+            later(code, message)
 
-    return record
+    return later if deferred else record
 
 
 def notify_job_finished(job_id: str) -> None:
@@ -145,6 +162,8 @@ class DocTask(Task):
             doc_id=kwargs["doc_id"],
             action=self.action,
         )
+        if self.action == "ingest":  # the parent holds no store client: record it later
+            run.record_in_ledger = ledger_recorder(run, deferred=True)
         run.failed(
             ErrorCode.TIMEOUT,
             f"{kwargs['source']}: exceeded the hard time limit of "

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import ExitStack
+from datetime import datetime
 from typing import Any
 
 from celery import Task
@@ -84,24 +85,43 @@ def ingest_document(task: Task, run: DocRun, *, force: bool = False) -> dict[str
     return run.done(outcome)
 
 
+#: Retries of a deferred ledger record: with the backoff capped at
+#: ``retry_backoff_max_s`` (300 s by default) about eight hours of an unreachable store.
+RECORD_MAX_RETRIES = 100
+
+
 @app.task(bind=True, name="chunkweave.record_failure", max_retries=None)
 def record_failure(
-    task: Task, *, source: str, doc_id: str, error_code: str, error: str, tenant: str | None = None
+    task: Task,
+    *,
+    source: str,
+    doc_id: str,
+    error_code: str,
+    error: str,
+    tenant: str | None = None,
+    sha1: str | None = None,
+    since: str | None = None,
 ) -> dict[str, Any]:
-    """Record in the ledger a document the producer refused (a bad sidecar), and why.
+    """Record in the ledger a failure that could not be recorded where it happened.
 
-    The job already says so; this puts the failure, with its code, in the document's
-    ledger entry too (``chunkweave docs``), as every failure of a task is. Retried
-    while the store is unreachable, like a document task.
+    A document the producer refused (a bad sidecar); a task that failed while the store
+    was unreachable, or that its worker's parent failed (the hard time limit). The job
+    already says so; this puts the failure, with its code, in the document's ledger
+    entry too (``chunkweave docs``). Retried with backoff while the store is
+    unreachable (up to :data:`RECORD_MAX_RETRIES`). Nothing is written over an entry
+    stored ``ok`` for version ``sha1`` or after ``since`` (ISO time of the failure).
     """
     rt = get_runtime()
+    at = datetime.fromisoformat(since) if since else None
     try:
-        rt.pipeline.record_failed(doc_id, source, ErrorCode(error_code), error, tenant=tenant)
+        recorded = rt.pipeline.record_failed(
+            doc_id, source, ErrorCode(error_code), error, tenant=tenant, sha1=sha1, since=at
+        )
     except Exception as err:
-        if not is_transient(err) or task.request.retries >= rt.settings.task_max_retries:
+        if not is_transient(err) or task.request.retries >= RECORD_MAX_RETRIES:
             raise
         raise task.retry(exc=err, countdown=backoff_s(task)) from err
-    return {"doc_id": doc_id, "status": "recorded"}
+    return {"doc_id": doc_id, "status": "recorded" if recorded else "stored"}
 
 
 @doc_task("chunkweave.delete_document", action="delete")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from chunkweave.parsers.errors import ErrorCode
@@ -172,6 +173,22 @@ class DocRun:
             )
             self._finish(state)
         return {"doc_id": self.doc_id, "status": "failed", "error_code": code}
+
+    def ledger_record(self, code: ErrorCode, message: str) -> dict[str, Any]:
+        """Return the arguments of a deferred ledger record of this failure (JSON values).
+
+        What ``chunkweave.record_failure`` takes: the document, the code and reason, the
+        version the attempt was on, and when it failed (a later ``ok`` entry wins).
+        """
+        return {
+            "source": self.source,
+            "doc_id": self.doc_id,
+            "error_code": str(code),
+            "error": message,
+            "tenant": self.tenant,
+            "sha1": self.sha1,
+            "since": datetime.now(UTC).isoformat(),
+        }
 
     def on_failure(self, release: Callable[[], None]) -> None:
         """Run ``release`` if this run ends failed (not if it ends done or retries)."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from statistics import median
 
 from chunkweave.parsers.elements import Element
 from chunkweave.parsers.pdf.tables.element import table_from_lines
@@ -150,14 +151,16 @@ def _build(
     grid: list[list[str]] = []
     if len(header) == len(used):
         grid.append([ln.text for ln in header])
-    for row in run:
+    wrapped = _wrapped_rows(run, starts)
+    for k, row in enumerate(run):
         cells = [""] * len(used)
         for ln in row:
             col = _column_of(ln.bbox[0], starts)
             if col in index:
                 cells[index[col]] = f"{cells[index[col]]} {ln.text}".strip()
-        if len(row) == 1 and len(grid) > (1 if header else 0):
-            # An indented single piece continues the cell above it.
+        if (len(row) == 1 or k in wrapped) and len(grid) > (1 if header else 0):
+            # An indented single piece, or a wrapped row's next line, continues the
+            # cells above it.
             for i, text in enumerate(cells):
                 if text:
                     grid[-1][i] = f"{grid[-1][i]} {text}".strip()
@@ -167,9 +170,58 @@ def _build(
     if drawn_in_text(rows):
         return None
     first = header or run[0]
-    header_rows = 1 if all(ln.bold or ln.text.isupper() for ln in first) and len(rows) > 1 else 0
+    # Bold or capitals mark a header only where the body is set otherwise.
+    body = run if header else run[1:]
+    header_rows = 1 if _marked(first) and not all(map(_marked, body)) and len(rows) > 1 else 0
     pieces = [*header, *(ln for r in run for ln in r)]
     return table_from_lines(pieces, rows, header_rows, page_no)
+
+
+def _marked(row: Sequence[Line]) -> bool:
+    """Tell whether a row's worded pieces are all bold or capitals (figures count neither way)."""
+    worded = [ln for ln in row if ln.bold or any(c.isalpha() for c in ln.text)]
+    return bool(worded) and all(ln.bold or ln.text.isupper() for ln in worded)
+
+
+#: A wrapped row's next line sits this many line heights closer under it than the
+#: table's rows sit under each other.
+WRAP_CLOSER = 0.3
+
+
+def _wrapped_rows(run: list[list[Line]], starts: list[float]) -> set[int]:
+    """Return the indices of the run's rows that are the next lines of wrapped rows.
+
+    Tables whose rows are set a blank line apart wrap long cells onto lines at line
+    pitch under them ("40025" over "EASTLAND", a company name over "INC."). Such a
+    line leaves the first column empty and some other column that its row fills,
+    and sits closer under the line above than rows sit under each other (rows that
+    have the first column). Rows at one pitch throughout (a stub column filled only
+    on a group's first row) join nothing.
+    """
+    height = median(ln.height for r in run for ln in r)
+    first = min(c for r in run for ln in r if (c := _column_of(ln.bbox[0], starts)) is not None)
+
+    def columns(row: list[Line]) -> set[int | None]:
+        return {_column_of(ln.bbox[0], starts) for ln in row}
+
+    def gap(k: int) -> float:
+        return min(ln.bbox[1] for ln in run[k]) - max(ln.bbox[3] for ln in run[k - 1])
+
+    heads = [k for k in range(1, len(run)) if first in columns(run[k])]
+    if not heads:
+        return set()
+    spacing = median(gap(k) for k in heads)
+    out: set[int] = set()
+    head = 0
+    for k in range(1, len(run)):
+        cols = columns(run[k])
+        if first in cols:
+            head = k
+            continue
+        filled = columns(run[head]) - {first}
+        if gap(k) <= spacing - WRAP_CLOSER * height and filled - cols:
+            out.add(k)
+    return out
 
 
 #: Share of cells starting or ending in a frame character that makes a drawing.

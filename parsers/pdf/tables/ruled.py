@@ -41,11 +41,15 @@ MIN_MERGED_ROWS = 3
 CELL_GAP = 1.0
 #: ... when at least this share of the grid's text lines shows one.
 MERGED_SHARE = 0.3
+#: Filled cells a ruled row needs before its lines some cells leave blank are read
+#: as wrapped cells between rows of their own.
+MIN_WRAP_CELLS = 3
 #: A last row of one cell this long (characters), among short cells, is text below
 #: the table that the grid swallowed.
 SWALLOWED_CHARS = 200
 
 # A cell holding only a list marker: a bullet glyph, "1.", "(a)", "iv)".
+_LEADER_TAIL = re.compile(r"(?:\s?[.·…]){4,}\s*$")
 _MARKER = re.compile(r"^(?:[•●○◦▪▫■□‣⁃∙·\-–—*]|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)])$", re.I)
 
 
@@ -218,11 +222,13 @@ def _rows_from_words(table: object, words: list) -> tuple[tuple[str, ...], ...]:
 def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
     """Return the text row(s) of one detected row, given each cell's words.
 
-    Tables ruled only above and below (booktabs style) come back from
-    ``find_tables`` with all data rows stacked in one row. When every filled cell
-    has text on each of the row's text lines (and two or more cells are filled),
-    each text line is a row of its own: the sibling columns' lines align. A cell
-    that wraps while its neighbours do not keeps the row whole. In a grid of more
+    Tables ruled only above and below (booktabs style), or ruled between columns
+    only, come back from ``find_tables`` with all data rows stacked in one row. A
+    text line on which every filled cell (two or more) has text starts a row: the
+    sibling columns' lines align there. A line some cells leave blank is a wrapped
+    cell's next line and stays in the row above ("Up to 79 work-hours × $85 per
+    hour =" over "Up to $6,715."). Unless the first line starts a row and another
+    does too, the row stays whole. In a grid of more
     rows (``few`` False) a row splits only when it is a block of figures: three
     lines or more, and most cells after the first figures on every line (labels
     wrapped in parallel over two lines are one header row).
@@ -238,32 +244,40 @@ def _stacked_rows(cells: list[list], few: bool = True) -> list[tuple[str, ...]]:
         centre = (w[1] + w[3]) / 2
         return min(range(len(lines)), key=lambda i: abs(lines[i] - centre))
 
-    stacked = (
-        len(lines) >= 2
-        and len(filled) >= 2
-        and all({line_of(w) for w in ws} == set(range(len(lines))) for ws in filled)
-    )
+    on = [{line_of(w) for w in ws} for ws in filled]
+    # A row starts on a line every filled cell has text on; a line some cells
+    # leave blank is a wrapped cell's next line, part of the row above.
+    starts = [i for i in range(len(lines)) if all(i in s for s in on)]
+    stacked = len(starts) >= 2 and len(filled) >= 2 and starts[0] == 0
+    if len(starts) < len(lines) and len(filled) < MIN_WRAP_CELLS:
+        # Two cells wrapping side by side (paragraphs compared column by column)
+        # share lines by chance: a row's wrapped line needs more siblings to tell.
+        stacked = False
+    row_of = [sum(1 for s in starts if s <= i) - 1 for i in range(len(lines))]
     if stacked and not few:
         values = [ws for ws in cells[1:] if ws]
         figures = sum(
             1
             for ws in values
             if all(
-                is_figure(_cell_text([w for w in ws if line_of(w) == i])) for i in range(len(lines))
+                is_figure(_cell_text([w for w in ws if row_of[line_of(w)] == k]))
+                for k in range(len(starts))
             )
         )
-        stacked = len(lines) >= 3 and figures >= max(2, DATA_SHARE * len(values))
+        stacked = len(starts) >= 3 and figures >= max(2, DATA_SHARE * len(values))
     if not stacked:
         return [tuple(_cell_text(ws) for ws in cells)]
     return [
-        tuple(_cell_text([w for w in ws if line_of(w) == i]) for ws in cells)
-        for i in range(len(lines))
+        tuple(_cell_text([w for w in ws if row_of[line_of(w)] == k]) for ws in cells)
+        for k in range(len(starts))
     ]
 
 
 def _cell_text(words: list) -> str:
     ordered = sorted(words, key=lambda w: (w[5], w[6], w[7]))
-    return clean_text(" ".join(w[4] for w in ordered)).strip()
+    # A dot leader running a label or figure out to the cell's edge ("$0 .......")
+    # is no part of the cell (an ellipsis has three dots).
+    return _LEADER_TAIL.sub("", clean_text(" ".join(w[4] for w in ordered))).strip()
 
 
 def _valid_content(
