@@ -91,6 +91,9 @@ class SearchRequest:
     the tenant to search (required, and only that one, on a multi-tenant store).
     ``ranking``: how to rank (hybrid weight, keyword fields, rerank); ``None``: the
     store's configured :class:`~chunkweave.storage.ranking.Ranking`.
+    ``small_to_big``: match small units (table rows, sentence windows) and return their
+    chunks (:mod:`chunkweave.storage.weaviate.unit_search`); ``None``: as the store's
+    ``WeaviateConfig.small_to_big`` says.
     """
 
     query: str
@@ -101,6 +104,7 @@ class SearchRequest:
     principals: tuple[str, ...] | None = None
     tenant: str | None = None
     ranking: Ranking | None = None
+    small_to_big: bool | None = None
 
 
 #: The Python type a filter value of each metadata type is given as.

@@ -9,6 +9,23 @@ from chunkweave.chunking.models import Region
 
 
 @dataclass(frozen=True)
+class UnitMatch:
+    """A match unit that brought its chunk into a small-to-big search's results.
+
+    ``kind`` ``row``: the table row ``row`` (its index in the table); ``sentences``:
+    the characters ``span`` of the hit's ``text``. ``text`` is the unit's text,
+    ``rank`` its place among the units the search matched (1 best).
+    """
+
+    kind: str
+    text: str
+    rank: int
+    score: float | None = None
+    row: int | None = None
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
 class Hit:
     """One search result.
 
@@ -34,6 +51,8 @@ class Hit:
     #: As :attr:`chunkweave.chunking.models.Chunk.section_number` / ``section_numbers``.
     section_number: str | None = None
     section_numbers: tuple[str, ...] = ()
+    #: Small-to-big search: the units of this chunk that matched, best first.
+    matched: tuple[UnitMatch, ...] = ()
 
 
 def relevance(score: float | None, distance: float | None, *, by_distance: bool) -> float | None:

@@ -58,7 +58,8 @@ RESERVED_KEYS: frozenset[str] = frozenset(
         "page_end", "pages", "chunk_index", "token_count", "content_sha1", "doc_sha1",
         "chunker", "table_id", "table_row_start", "table_row_end", "table_markdown",
         "table_html", "caption", "parent_id", "ingested_at", "regions", "section_number",
-        "section_numbers", "section_prefix",
+        "section_numbers", "section_prefix", "language", "text_cjk",
+        "match_unit", "unit_of", "unit_kind", "unit_span",
         HAS_ACL, META_SHA1, "tenant", "id", "vector", "metadata",
     }
 )  # fmt: skip

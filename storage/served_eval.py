@@ -14,8 +14,9 @@ import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
+from chunkweave.chunking.match_units import match_units
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.config import WeaviateConfig
 from chunkweave.storage.embedders.base import Embedder
@@ -104,6 +105,7 @@ def evaluate_served(
     query_cache: dict[str, list[float]] | None = None,
     keep: bool = False,
     ranking: Ranking | None = None,
+    small_to_big: bool = False,
 ) -> StrategyReport:
     """Write the chunks into ``cfg``'s (scratch) collection, ask every question, score.
 
@@ -124,6 +126,7 @@ def evaluate_served(
         cache=cache,
         query_cache=query_cache,
         keep=keep,
+        small_to_big=small_to_big,
     )
     return reports[0]
 
@@ -142,6 +145,7 @@ def evaluate_served_rankings(
     query_cache: dict[str, list[float]] | None = None,
     keep: bool = False,
     settle_s: float = 0.0,
+    small_to_big: bool = False,
 ) -> list[StrategyReport]:
     """As :func:`evaluate_served`, written once and asked once per ranking.
 
@@ -149,7 +153,8 @@ def evaluate_served_rankings(
     entry, in order. ``settle_s``: seconds to wait after the write before asking.
     Weaviate 1.35 ranks BM25 a little differently once its memtables are flushed
     (after 60 s by default) than right after a write; a served collection is asked
-    long after, so a figure that must match it waits.
+    long after, so a figure that must match it waits. ``small_to_big``: the chunks'
+    match units are written too and every question is asked small-to-big.
     """
     chunks, docs = searchable(chunks_by_doc)
     cache = {} if cache is None else cache
@@ -158,6 +163,8 @@ def evaluate_served_rankings(
     try:
         if chunks:
             store.upsert(chunks, [cache[c.embed_text] for c in chunks])
+        if small_to_big:
+            write_units(store, chunks, embedder, cache)
         doc_of = {chunk_uuid(c.id): d for c, d in zip(chunks, docs, strict=True)}
         time.sleep(settle_s)
         asked = {
@@ -170,6 +177,7 @@ def evaluate_served_rankings(
                 doc_of,
                 query_cache,
                 ranking=ranking,
+                small_to_big=small_to_big,
             )
             for name, ranking in rankings.items()
         }
@@ -195,6 +203,17 @@ def evaluate_served_rankings(
     ]
 
 
+def write_units(
+    store: Any, chunks: Sequence[Chunk], embedder: Embedder, cache: dict[str, list[float]]
+) -> int:
+    """Write the match units of ``chunks`` (embedded through ``cache``); return how many."""
+    fitted = match_units(chunks, embedder, embedder.max_tokens)
+    units = list({u.id: u for u in fitted}.values())
+    embed_cached([u.embed_text for u in units], embedder, cache)
+    by_id = {c.id: c for c in chunks}
+    return int(store.upsert_units(units, by_id, [cache[u.embed_text] for u in units]))
+
+
 def ask(
     store: ChunkStore,
     questions: Sequence[QAItem],
@@ -205,6 +224,7 @@ def ask(
     query_cache: dict[str, list[float]] | None = None,
     *,
     ranking: Ranking | None = None,
+    small_to_big: bool | None = None,
 ) -> tuple[list[list[Ranked]], list[float]]:
     """Ask each question through ``store.search``; return the rankings and ms per search.
 
@@ -222,7 +242,12 @@ def ask(
                 query_cache[item.question] = embedder.embed_query(item.question)
             vector = query_cache[item.question]
         request = SearchRequest(
-            item.question, vector, k=k, hybrid=mode == "hybrid", ranking=ranking
+            item.question,
+            vector,
+            k=k,
+            hybrid=mode == "hybrid",
+            ranking=ranking,
+            small_to_big=small_to_big,
         )
         started = time.perf_counter()
         hits = store.search(request)

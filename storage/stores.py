@@ -198,6 +198,25 @@ class MirroredStore:
         """As the store's."""
         return self.inner.search(request)
 
+    # Match units (small-to-big) are an index of the store's, not files: written and
+    # read there only. Deletes by id or document reach them through the store's.
+    @property
+    def small_to_big(self) -> bool:
+        """As the store's (``False`` for a store without match units)."""
+        return bool(getattr(self.inner, "small_to_big", False))
+
+    def unit_positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
+        """As the store's (no file to look for)."""
+        return self.inner.positions(uuids)
+
+    def upsert_units(self, *args: Any, **kwargs: Any) -> int:
+        """As the store's (units have no files)."""
+        return int(self.inner.upsert_units(*args, **kwargs))  # type: ignore[attr-defined]
+
+    def unit_parents(self, doc_id: str) -> dict[str, str]:
+        """As the store's."""
+        return dict(self.inner.unit_parents(doc_id))  # type: ignore[attr-defined]
+
     def open_ledger(self) -> DocumentLedger:
         """As the store's."""
         return self.inner.open_ledger()

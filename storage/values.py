@@ -105,6 +105,8 @@ class UpsertResult(BaseModel):
     #: Of the unchanged, how many were written again at a new position (no embedding).
     moved: int = 0
     uuids: frozenset[str]
+    #: Match units embedded and written (small-to-big; they are not in ``uuids``).
+    units_added: int = 0
 
 
 class WritePlan(BaseModel):

@@ -25,6 +25,7 @@ from chunkweave import tracing
 from chunkweave.storage.embedders.errors import EmbedderError
 from chunkweave.storage.metadata import metadata_sha1
 from chunkweave.storage.timing import StageTimer
+from chunkweave.storage.unit_write import stale_objects, write_units, writes_units
 from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import (
     DocOutcome,
@@ -148,22 +149,39 @@ class ChunkWriter:
         for start in range(0, len(new), EMBED_SLICE):
             part = new[start : start + EMBED_SLICE]
             with timer.stage("embed"):
-                vectors = self._embed(part)
+                vectors = self._embed([c.embed_text for c in part])
             with timer.stage("upsert"):
                 self.store.upsert(part, vectors, metadata=meta)
         if moved:
             with timer.stage("upsert"):
                 self._rewrite(moved, meta)
+        units = 0
+        if writes_units(self.store):  # small-to-big: the chunks' match units too
+            units = write_units(
+                self.store,
+                chunks,
+                self._embed,
+                metadata=meta,
+                meta_sha1=meta_sha1,
+                timer=timer,
+                slice_size=EMBED_SLICE,
+                counter=self.embedder,
+                max_tokens=self.embedder.max_tokens,
+            )
         return UpsertResult(
             added=len(new),
             unchanged=len(chunks) - len(new),
             moved=len(moved),
             uuids=frozenset(uuids),
+            units_added=units,
         )
 
     def prune(self, doc_id: str, keep: Collection[str]) -> int:
-        """Delete the chunks of ``doc_id`` whose UUID is not in ``keep``; return the count."""
-        stale = self.store.doc_uuids(doc_id) - set(keep)
+        """Delete the chunks of ``doc_id`` not in ``keep``, and their match units; return the count.
+
+        See :func:`~.unit_write.stale_objects`.
+        """
+        stale = stale_objects(self.store, doc_id, keep)
         return self.store.delete_ids(stale) if stale else 0
 
     def record_ok(self, plan: WritePlan, *, chunks: int) -> None:
@@ -202,14 +220,14 @@ class ChunkWriter:
             if without:  # stored without a vector (the ``none`` embedder)
                 self.store.upsert(without, None, metadata=meta)
 
-    def _embed(self, chunks: Sequence[Chunk]) -> list[list[float]] | None:
+    def _embed(self, texts: Sequence[str]) -> list[list[float]] | None:
         if self.embedder.dimension == 0:  # the "none" embedder: Weaviate-side vectors
             return None
-        vectors = self.embedder.embed_documents([c.embed_text for c in chunks])
-        if len(vectors) != len(chunks):
+        vectors = self.embedder.embed_documents(list(texts))
+        if len(vectors) != len(texts):
             raise EmbedderError(
                 f"embedder {self.embedder.name} returned {len(vectors)} vectors "
-                f"for {len(chunks)} texts"
+                f"for {len(texts)} texts"
             )
         bad = next((len(v) for v in vectors if len(v) != self.embedder.dimension), None)
         if bad is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import asdict
 from typing import Any, Literal
 
 from chunkweave.worker.settings import Settings
@@ -140,6 +141,8 @@ class Tools:
                     "doc_id": hit.doc_id,
                     "type": hit.type,
                     "regions": [r.model_dump(mode="json") for r in hit.regions],
+                    # Small-to-big: the table rows / sentence spans that matched.
+                    "matched": [asdict(m) for m in hit.matched],
                 }
                 for rank, hit in enumerate(hits, 1)
             ]

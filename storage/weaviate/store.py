@@ -43,19 +43,22 @@ from chunkweave.storage.weaviate.schema import (
     metadata_properties,
     read_regions,
 )
-from chunkweave.storage.weaviate.search import search_chunks, where_filter
+from chunkweave.storage.weaviate.search import where_filter
 from chunkweave.storage.weaviate.tenancy import (
     add_missing_properties,
     check_tenancy,
     check_tenant_name,
 )
+from chunkweave.storage.weaviate.unit_objects import MATCH_UNIT, unit_properties_schema, units_in
+from chunkweave.storage.weaviate.unit_search import search_served
+from chunkweave.storage.weaviate.unit_store import UnitStore
 
 #: Objects per fetch/delete-by-id call: half of Weaviate's default QUERY_MAXIMUM_RESULTS.
 _PAGE = 5_000
 
 
-class WeaviateStore:
-    """The chunk collection for one embedder identity, on an open client.
+class WeaviateStore(UnitStore):
+    """The chunk collection for one embedder identity, on an open client (and match units).
 
     ``ensure_schema`` must run once before writes (``open`` does it). The client is
     owned by the store when created through :meth:`open` (closed by :meth:`close`).
@@ -131,9 +134,8 @@ class WeaviateStore:
             self.session, self.identity
         )
         self.serves = serving(self.session)
-        add_missing_properties(
-            self.session, metadata_properties(self.cfg.metadata), collection=self.serves
-        )
+        added = [*metadata_properties(self.cfg.metadata), *unit_properties_schema()]
+        add_missing_properties(self.session, added, collection=self.serves)
         self._looked = time.monotonic()
 
     def stale(self, every_s: float = 0.5) -> bool:
@@ -308,7 +310,7 @@ class WeaviateStore:
                 if isinstance(vector, dict):  # named vectors: this collection has one
                     vector = next(iter(vector.values()), None)
                 pending[str(o.uuid)] = ({**props, **meta}, list(vector) if vector else None)
-            written += self._send(pending)
+            written += self._send(pending) - units_in(pending)  # counts chunks only
         return written
 
     def positions(self, uuids: Iterable[str]) -> dict[str, StoredPosition]:
@@ -351,22 +353,14 @@ class WeaviateStore:
         """
         found: list[Chunk] = []
         for obj in self._doc_objects(doc_id, None):
-            found.append(chunk_from_properties(obj.properties))
+            if not obj.properties.get(MATCH_UNIT):  # match units are not chunks
+                found.append(chunk_from_properties(obj.properties))
             if len(found) > limit:
                 raise TooManyChunksError(f"{doc_id}: more than {limit} stored chunks")
         return sorted(found, key=lambda c: c.chunk_index)
 
     def _doc_objects(self, doc_id: str, props: list[Any] | None) -> Iterator[Any]:
         return doc_objects(self._fetch, doc_id, props, self.page_size)
-
-    def count(self, doc_id: str | None = None) -> int:
-        """Count the stored chunks (of ``doc_id`` when given)."""
-        where = Filter.by_property("doc_id").equal(doc_id) if doc_id else None
-        result = self.session.retry(
-            "count",
-            lambda: self.collection().aggregate.over_all(filters=where, total_count=True),
-        )
-        return int(result.total_count or 0)
 
     def _fetch(
         self,
@@ -381,17 +375,17 @@ class WeaviateStore:
     def search(self, request: SearchRequest) -> list[Hit]:
         """Top ``k`` chunks meeting all of ``where``: hybrid (BM25 + vector), vector-only, or BM25.
 
-        Without a ``vector`` (the ``none`` embedder) the search is BM25 only. On a
-        collection without the keyword index (:attr:`keyword_index`) a hybrid search
-        is vector-only, and one without a vector raises :class:`StoreError`.
+        Without a ``vector`` BM25 only; without the keyword index vector-only (no vector
+        either: :class:`StoreError`). Small-to-big fuses in match units (:mod:`.unit_search`).
         """
         if request.tenant is not None and request.tenant != self.cfg.tenant:
             return self.for_tenant(request.tenant).search(request)
-        return search_chunks(
+        return search_served(
             self.session,
             self.cfg.collection,
             request,
             where_filter(request.where),
+            small_to_big=self.small_to_big,  # unless the request says
             keyword_index=self.keyword_index,
             public_without_acl=self.cfg.metadata.public_without_acl,
             meta_keys=tuple(self.cfg.metadata.declared()),

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
@@ -20,6 +19,7 @@ from chunkweave.parsers import ParsedDocument, parse_document
 from chunkweave.parsers.document import SUPPORTED_SUFFIXES
 from chunkweave.storage.pipeline.chunker import Chunker
 from chunkweave.worker.cli.common import echo_json, friendly_errors, password_option
+from chunkweave.worker.cli.eval_served import served_scorer, unit_runs
 
 if TYPE_CHECKING:
     from chunkweave.storage.embedders.base import Embedder
@@ -150,6 +150,15 @@ def chunk_command(
     "(field weights, the CJK trigram field, the language-aware alpha, rerank) and with "
     "Weaviate's own defaults, on the same scratch collection ('STRATEGY|VARIANT').",
 )
+@click.option(
+    "--small-to-big",
+    "small_to_big",
+    type=click.Choice(["on", "off", "both"]),
+    default=None,
+    help="Served modes: also index each chunk's match units (table rows, sentence "
+    "windows) and search small-to-big, as CHUNKWEAVE_WEAVIATE__SMALL_TO_BIG does; both: "
+    "score each strategy both ways (reports named <strategy>+s2b). Default: settings.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @password_option
@@ -165,6 +174,7 @@ def eval_command(
     mode: str,
     keep: bool,
     compare_ranking: bool,
+    small_to_big: str | None,
     as_json: bool,
     details: bool,
 ) -> None:
@@ -184,7 +194,12 @@ def eval_command(
     questions = load_qa(qa_path)
     embedder = _embedder(settings, need_vectors=True)
     assert embedder is not None
-    score_chunks = _served_scorer(settings, questions, embedder, mode, k, keep, compare_ranking)
+    units = unit_runs(small_to_big or ("on" if settings.weaviate.small_to_big else "off"))
+    if units != (False,) and mode == "numpy":
+        raise click.UsageError("--small-to-big needs a served --mode (hybrid, vector, keyword)")
+    score_chunks = served_scorer(
+        settings, questions, embedder, mode, k, keep, compare_ranking, units=units
+    )
     files = _eval_files(Path(docs_dir), {q.doc for q in questions})
     parsed: dict[str, ParsedDocument] = {}
     for path in files:
@@ -312,61 +327,6 @@ def _eval_files(docs_dir: Path, named: set[str | None]) -> list[Path]:
     if not files:
         raise click.ClickException(f"{docs_dir}: no PDF or DOCX documents")
     return files
-
-
-def _served_scorer(
-    settings: Any,
-    questions: list[Any],
-    embedder: Embedder,
-    mode: str,
-    k: int,
-    keep: bool,
-    compare: bool = False,
-) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]]], list[Any]] | None:
-    """For a served ``mode``: open the Weaviate (till the command ends), return the scorer."""
-    if mode == "numpy":
-        return None
-    from chunkweave.storage.served_eval import (
-        SearchMode,
-        evaluate_served_rankings,
-        new_run_id,
-        ranking_variants,
-        scratch_config,
-    )
-    from chunkweave.worker.cli.store import weaviate_config
-
-    # Entered on the click context: a local server started here stops when the command ends.
-    wcfg = click.get_current_context().with_resource(weaviate_config(settings))
-    run = new_run_id()
-    queries: dict[str, list[float]] = {}
-    search_mode = cast("SearchMode", mode)
-    pattern = scratch_config(wcfg, run, "STRATEGY").collection
-    click.echo(f"served eval, {mode} search: scratch collections {pattern}", err=True)
-
-    def score(
-        label: str, chunks: dict[str, list[Chunk]], cache: dict[str, list[float]]
-    ) -> list[Any]:
-        cfg = scratch_config(wcfg, run, label)
-        named = ranking_variants(wcfg.ranking).items() if compare else ()
-        variants = {label: None, **{f"{label}|{n}": r for n, r in named if n != "ranking"}}
-        reports = evaluate_served_rankings(
-            label,
-            questions,
-            chunks,
-            embedder,
-            cfg,
-            variants,
-            mode=search_mode,
-            k=k,
-            cache=cache,
-            query_cache=queries,
-            keep=keep,
-        )
-        if keep:
-            click.echo(f"kept {cfg.collection}", err=True)
-        return reports
-
-    return score
 
 
 def _report_table(reports: list[Any], n: int, embedder: str) -> str:

@@ -10,6 +10,7 @@ import contextlib
 import glob
 import json
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     return {
         **hit.__dict__,
         "regions": [r.model_dump(mode="json") for r in hit.regions],
+        "matched": [asdict(m) for m in hit.matched],
         "metadata": {
             k: v.isoformat() if isinstance(v, datetime) else v for k, v in hit.metadata.items()
         },
@@ -158,6 +160,13 @@ def hit_json(hit: Hit) -> dict[str, Any]:
     help="Search with no principals at all: only documents public by the ACL rule.",
 )
 @click.option("--tenant", default=None, help="Search this tenant (required when multi-tenant).")
+@click.option(
+    "--small-to-big/--chunks-only",
+    "small_to_big",
+    default=None,
+    help="Match table rows and sentences too and return their chunks, naming what "
+    "matched (default: CHUNKWEAVE_WEAVIATE__SMALL_TO_BIG; needs units indexed).",
+)
 @friendly_errors
 def search(
     query: str,
@@ -168,6 +177,7 @@ def search(
     principals: tuple[str, ...],
     as_nobody: bool,
     tenant: str | None,
+    small_to_big: bool | None,
 ) -> None:
     """Search the stored chunks: text, heading path, pages and source of each hit.
 
@@ -196,6 +206,7 @@ def search(
                 hybrid=hybrid,
                 principals=asking,
                 tenant=tenant or wcfg.tenant,
+                small_to_big=small_to_big,
             )
             hits = store.search(request)
         finally:
@@ -216,6 +227,9 @@ def search(
         if hit.metadata:
             click.echo("    " + json.dumps(hit.metadata, default=str, sort_keys=True))
         click.echo("    " + hit.text.replace("\n", "\n    "))
+        for unit in hit.matched:  # small-to-big: the rows and sentences that matched
+            at = f"row {unit.row}" if unit.row is not None else f"chars {unit.span}"
+            click.echo(f"    matched {unit.kind} ({at}): {unit.text[:120]}")
         click.echo()
 
 
