@@ -141,7 +141,12 @@ def _eval(cfg: WeaviateConfig, folder: Path, *extra: str) -> dict[str, Any]:
     env = {**os.environ, **server_env(cfg)}
     cmd = [CHUNKWEAVE, "eval", "--qa", str(qa), "--docs", str(folder), "--strategy", "elements"]
     run = subprocess.run(
-        [*cmd, "--json", *extra], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600
+        [*cmd, "--json", "--settle-s", "0", *extra],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)

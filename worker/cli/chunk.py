@@ -159,6 +159,16 @@ def chunk_command(
     "windows) and search small-to-big, as CHUNKWEAVE_WEAVIATE__SMALL_TO_BIG does; both: "
     "score each strategy both ways (reports named <strategy>+s2b). Default: settings.",
 )
+@click.option(
+    "--settle-s",
+    type=click.FloatRange(min=0),
+    default=75.0,
+    show_default=True,
+    help="Served modes: seconds to wait after writing a strategy's collection before "
+    "asking. Weaviate ranks BM25 differently right after a write than once its memtables "
+    "are flushed (after 60 s idle); a served collection is asked long after, so the "
+    "figures wait for that state. 0: ask at once (the fresh-write figures).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option("--details", is_flag=True, help="Also print each question's hit rank per strategy.")
 @password_option
@@ -175,6 +185,7 @@ def eval_command(
     keep: bool,
     compare_ranking: bool,
     small_to_big: str | None,
+    settle_s: float,
     as_json: bool,
     details: bool,
 ) -> None:
@@ -198,7 +209,15 @@ def eval_command(
     if units != (False,) and mode == "numpy":
         raise click.UsageError("--small-to-big needs a served --mode (hybrid, vector, keyword)")
     score_chunks = served_scorer(
-        settings, questions, embedder, mode, k, keep, compare_ranking, units=units
+        settings,
+        questions,
+        embedder,
+        mode,
+        k,
+        keep,
+        compare_ranking,
+        units=units,
+        settle_s=settle_s,
     )
     files = _eval_files(Path(docs_dir), {q.doc for q in questions})
     parsed: dict[str, ParsedDocument] = {}

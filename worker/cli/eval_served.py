@@ -35,11 +35,13 @@ def served_scorer(
     compare: bool = False,
     *,
     units: tuple[bool, ...] = (False,),
+    settle_s: float = 0.0,
 ) -> Callable[[str, dict[str, list[Chunk]], dict[str, list[float]]], list[Any]] | None:
     """For a served ``mode``: open the Weaviate (till the command ends), return the scorer.
 
     ``units``: score each strategy without (``False``) and/or with (``True``) match
     units, small-to-big (with both, the second's reports are named ``<label>+s2b``).
+    ``settle_s``: seconds each collection rests after its write before it is asked.
     """
     if mode == "numpy":
         return None
@@ -82,6 +84,7 @@ def served_scorer(
                 query_cache=queries,
                 keep=keep,
                 small_to_big=small_to_big,
+                settle_s=settle_s,
             )
             if keep:
                 click.echo(f"kept {cfg.collection}", err=True)
