@@ -35,6 +35,7 @@ from chunkweave.storage.weaviate.schema import (
     parse_schema_version,
 )
 from chunkweave.storage.weaviate.store import WeaviateStore
+from chunkweave.storage.weaviate.unit_objects import unit_properties_schema
 from tests.store_helpers import ID16, det_vector, make_chunk, vectors
 
 
@@ -90,9 +91,12 @@ def test_regions_are_stored_as_page_and_box_objects():
 
 #: What a new collection filters on: the chunk's own properties, then the metadata's
 #: (``acl`` and ``has_acl`` with no keys declared).
-_FILTERED = FILTERABLE_PROPERTIES | {
-    p.name for p in metadata_properties(MetadataConfig()) if p.indexFilterable
-}
+_FILTERED = (
+    FILTERABLE_PROPERTIES
+    | {p.name for p in metadata_properties(MetadataConfig()) if p.indexFilterable}
+    # Every collection can hold match units (small-to-big), whether or not it is on.
+    | {p.name for p in unit_properties_schema() if p.indexFilterable}
+)
 
 
 @pytest.mark.integration

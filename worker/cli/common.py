@@ -119,16 +119,18 @@ def metadata_options(func: F) -> F:
     return func
 
 
-def watchable(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def check_watchable(value: str | None, hint: str) -> None:
     """Refuse a watched folder that is not there, before anything starts.
 
     A URI (``s3://bucket/prefix``) is checked by its watcher; a local path must be a
     folder now (a typo would otherwise start the whole service and then stop it).
+    ``hint`` names the parameter in the usage error.
     """
     if value is None or "://" in value:
-        return value
+        return
     path = Path(value).expanduser()
     if not path.is_dir():
         what = "not a folder" if path.exists() else "no such folder"
-        raise click.BadParameter(f"{value}: {what} (create it first: mkdir -p {value})")
-    return value
+        raise click.BadParameter(
+            f"{value}: {what} (create it first: mkdir -p {value})", param_hint=hint
+        )

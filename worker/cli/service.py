@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import click
 
 from chunkweave.worker.cli.common import (
+    check_watchable,
     echo_json,
     friendly_errors,
     metadata_options,
-    watchable,
 )
 from chunkweave.worker.cli.reachable import answering, riding_out
 from chunkweave.worker.discovery import Discovery
@@ -104,7 +104,7 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 
 
 @click.command()
-@click.argument("source", callback=watchable)
+@click.argument("source")
 @click.option("--polling", is_flag=True, help="Poll the folder (network filesystems).")
 @click.option(
     "--tenant",
@@ -114,6 +114,7 @@ def worker(concurrency: int | None, queues: str | None, loglevel: str) -> None:
 @friendly_errors
 def watch(source: str, polling: bool, tenant: str | None) -> None:
     """Watch a folder or s3://bucket/prefix and enqueue new, changed and removed documents."""
+    check_watchable(source, "SOURCE")
     from chunkweave.worker import sources
     from chunkweave.worker.enqueue import Enqueuer, check_job_tenant
 
@@ -143,7 +144,6 @@ def watch(source: str, polling: bool, tenant: str | None) -> None:
     "watch_source",
     default=None,
     metavar="DIR|s3://bucket/prefix",
-    callback=watchable,
     help="Also watch a folder or bucket prefix.",
 )
 @click.option(
@@ -186,6 +186,7 @@ def serve(
     from chunkweave.worker.api import check_bind
     from chunkweave.worker.serve import Service
 
+    check_watchable(watch_source, "--watch")
     settings = get_settings()
     if api_port and (warning := check_bind(host, settings, insecure=insecure)):
         click.echo(warning, err=True)
