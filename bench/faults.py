@@ -13,7 +13,10 @@ once the first document of the job is stored:
 - ``worker-group``: the worker's whole process group SIGKILLed (main process and pool);
 - ``redis``: the embedded Redis SIGKILLed;
 - ``weaviate``: the embedded Weaviate SIGKILLed (mid-upsert);
-- ``uploads``: 24 parallel uploads of one file under one ``document_id`` (HTTP).
+- ``uploads``: 24 parallel uploads of one file under one ``document_id`` (HTTP);
+- ``fanout``: two 18-page PDFs fanned out (serve restarted with ``fanout`` set to
+  parts of 2 pages and slices of 8 chunks), the worker's process group SIGKILLed while
+  it holds a step of one (a page-range part, the join, a slice or the commit).
 
 A part that is killed is left for ``serve`` to bring back; if nothing has brought it
 back after ``--grace`` seconds the bench restarts it itself (same port, data and
@@ -39,6 +42,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -66,7 +70,15 @@ from chunkweave.worker.local_redis import find_redis_server
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 CHUNKWEAVE = str(Path(sys.executable).parent / "chunkweave")
-SCENARIOS = ("pool-child", "worker-group", "redis", "weaviate", "uploads")
+SCENARIOS = ("pool-child", "worker-group", "redis", "weaviate", "uploads", "fanout")
+#: The PDF of the ``fanout`` scenario, and the fan-out settings it runs serve with.
+FANOUT_PDF = "redp5110_sampled.pdf"
+FANOUT_ENV = {
+    "CHUNKWEAVE_FANOUT__PAGES": "4",
+    "CHUNKWEAVE_FANOUT__PART_PAGES": "2",
+    "CHUNKWEAVE_FANOUT__EMBED_CHUNKS": "8",
+}
+STEP = r"(part|slice)\d+|finish|commit"
 UPLOADS = 24
 
 
@@ -443,6 +455,48 @@ def uploads_run(serve: Serve, files: list[Path], timeout_s: float) -> Row:
     return row
 
 
+def fanout_run(serve: Serve, corpus: Path, work: Path, timeout_s: float, grace_s: float) -> Row:
+    """Kill the worker group while it holds a step of a fanned-out PDF; judge the job."""
+    serve.stop()
+    serve.env.update(FANOUT_ENV)
+    serve.start()
+    try:
+        folder = copy_documents([corpus / FANOUT_PDF] * 2, work / "fanout")
+        job_id = serve.submit(folder)
+        row = Row("fanout", 2)
+        step = _step_held(serve, job_id, timeout_s=120)
+        if step is None:
+            row.notes.append("no step seen held before the job finished")
+        else:
+            row.notes.append(f"killed holding {step}")
+        fault_at = time.monotonic()
+        row.restarted_by = kill_worker_group(serve, grace_s)
+        jobs = wait_jobs(serve, [job_id], max(0.0, timeout_s - (time.monotonic() - fault_at)))
+        if jobs.get(job_id, {}).get("finished_at"):
+            row.recover_s = round(time.monotonic() - fault_at, 1)
+        return judge(row, serve, jobs, 2)
+    finally:
+        serve.stop()
+        for name in FANOUT_ENV:
+            serve.env.pop(name, None)
+
+
+def _step_held(serve: Serve, job_id: str, timeout_s: float) -> str | None:
+    """Wait until a worker holds a fan-out step of the job (``w1 part3; queue part4``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = serve.job(job_id) or {}
+        if job.get("finished_at"):
+            return None
+        for doc in job.get("docs") or ():
+            for held in str(doc.get("owner") or "").split("; "):
+                worker, _, step = held.rpartition(" ")
+                if worker not in ("", "queue") and re.fullmatch(STEP, step):
+                    return step
+        time.sleep(0.05)
+    return None
+
+
 def scaling_run(serve: Serve, files: list[Path], work: Path, timeout_s: float) -> list[str]:
     """Backfill copies of ``files`` with 1, 2 and 4 worker processes; lines to print."""
     rates: dict[int, float] = {}
@@ -518,6 +572,9 @@ def main() -> None:
                 print(f"scenario {name} ...", file=sys.stderr, flush=True)
                 if name == "uploads":
                     rows.append(uploads_run(serve, files, args.timeout))
+                elif name == "fanout":
+                    root = Path(json.loads(serve.env["CHUNKWEAVE_SOURCES__ROOTS"])[0])
+                    rows.append(fanout_run(serve, args.corpus, root, args.timeout, args.grace))
                 else:
                     docs = serve.env["CHUNKWEAVE_SOURCES__ROOTS"]
                     root = Path(json.loads(docs)[0])

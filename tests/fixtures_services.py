@@ -10,7 +10,8 @@
 - ``pipeline_env`` / ``pipeline_settings``: ``service_env`` pointed at the test's
   Weaviate collections (``weaviate_cfg``), for workers running the real pipeline;
   ``stored``: the real pipeline in the test process on those collections, to
-  check what the workers wrote.
+  check what the workers wrote; ``clean_pipeline``: the same pipeline on fresh
+  collections, the reference run a test compares the workers' result with.
 """
 
 from __future__ import annotations
@@ -216,3 +217,18 @@ def stored(pipeline_settings: Settings) -> Iterator[Pipeline]:
     pipe = open_pipeline(s.weaviate, make_embedder(s.embedder), s.parse, s.chunking)
     yield pipe
     pipe.close()
+
+
+@pytest.fixture
+def clean_pipeline(pipeline_settings: Settings) -> Iterator[Pipeline]:
+    """The same pipeline on fresh collections: the reference "clean run"."""
+    s = pipeline_settings
+    cfg = s.weaviate.model_copy(
+        update={
+            "collection": s.weaviate.collection + "Ref",
+            "ledger_collection": s.weaviate.ledger_collection + "Ref",
+        }
+    )
+    pipe = open_pipeline(cfg, make_embedder(s.embedder), s.parse, s.chunking)
+    yield pipe
+    pipe.store.close()

@@ -8,6 +8,10 @@ prints the seconds measured.
   a second worker finishes every document (real pipeline), nothing lost, nothing
   written twice (Weaviate objects per document equal the ledger's chunk count), and
   the requeued document does not wait out the dead task's 30 s lock.
+- A worker group killed while it holds a step of a fanned-out PDF (a page-range part,
+  the join, a chunk slice or the commit): the step is requeued by the reconciler, not
+  after the broker's 21-minute visibility timeout, and the document is stored exactly
+  as a single-task ingest stores it.
 - Redis SIGKILLed mid-run and started again on the same port and append-only file:
   every document ends ``done`` and the job finishes.
 """
@@ -19,8 +23,9 @@ import shutil
 import signal
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 import redis
@@ -30,7 +35,7 @@ from chunkweave.storage.identity import doc_id_for
 from chunkweave.worker import keys
 from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.local_redis import LocalRedis
-from chunkweave.worker.ownership import owners
+from chunkweave.worker.ownership import owners, split_field
 from chunkweave.worker.settings import Settings
 from tests.fixtures_services import ROOT, WorkerProcs, wait_for
 from tests.standin_pipeline import FACTORY
@@ -47,6 +52,7 @@ FAST = {
     "CHUNKWEAVE_LOCK_TTL_S": "30",
     "CHUNKWEAVE_MAX_ATTEMPTS": "3",
 }
+T = TypeVar("T")
 SMALL = ("word_sample.docx", "lorem_ipsum.docx", "multi_page.pdf")
 
 
@@ -69,6 +75,23 @@ def _worker_ids(r: redis.Redis, prefix: str) -> list[str]:
     return [w.decode() for w in r.zrange(keys.WORKERS, 0, -1) if w.decode().startswith(prefix)]
 
 
+def _first_worker(r: redis.Redis, start: Callable[[], T]) -> tuple[T, str]:
+    """Start the test's first worker; return what ``start`` returned and the worker's id.
+
+    Workers of earlier tests on the same Redis (killed ones stay registered) are told
+    apart by being there before.
+    """
+    before = set(_worker_ids(r, "w0-"))
+    started = start()
+    new = wait_for(
+        lambda: [w for w in _worker_ids(r, "w0-") if w not in before],
+        timeout_s=60,
+        what="the first worker's heartbeat",
+    )
+    assert isinstance(new, list) and len(new) == 1, new
+    return started, new[0]
+
+
 @pytest.mark.slow
 def test_worker_group_killed_mid_ingest_second_worker_finishes_everything(
     pipeline_env, pipeline_settings, corpus, tmp_path, workers, stored
@@ -83,10 +106,8 @@ def test_worker_group_killed_mid_ingest_second_worker_finishes_everything(
     ]
     r = redis.Redis.from_url(env["CHUNKWEAVE_REDIS_URL"])
     jobs = JobStore(r, ttl_s=3600)
-    doomed = workers.start(env, concurrency=2)  # w0: killed below
-    wait_for(lambda: _worker_ids(r, "w0-"), timeout_s=60, what="the first worker's heartbeat")
+    doomed, w0 = _first_worker(r, lambda: workers.start(env, concurrency=2))  # killed below
     job_id = enqueue(docs_dir, settings=pipeline_settings)
-    (w0,) = _worker_ids(r, "w0-")
 
     def held_by_w0() -> list[str]:
         running = jobs.doc_ids(job_id, "running")
@@ -113,6 +134,62 @@ def test_worker_group_killed_mid_ingest_second_worker_finishes_everything(
         assert states[doc_id].timings is not None
         assert states[doc_id].timings.get("lock", 0) < 5, states[doc_id]
     assert recovered_s < 90, recovered_s
+    r.close()
+
+
+def _half(step: str) -> str:
+    return "" if not step else "parse" if step.startswith("part") else "write"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("half", ["parse", "write"])
+def test_worker_group_killed_holding_a_fan_out_step_the_step_is_requeued(
+    half, pipeline_env, pipeline_settings, corpus, tmp_path, workers, stored, clean_pipeline
+):
+    env = {
+        **pipeline_env,
+        **FAST,
+        "CHUNKWEAVE_FANOUT_PAGES": "4",
+        "CHUNKWEAVE_FANOUT_PART_PAGES": "2",
+        "CHUNKWEAVE_FANOUT_EMBED_CHUNKS": "8",
+    }
+    docs_dir = tmp_path / "docs"
+    docs_dir.mkdir()
+    path = Path(shutil.copy(corpus / "redp5110_sampled.pdf", docs_dir / "big.pdf"))  # 18 pages
+    doc_id = doc_id_for(path)
+    r = redis.Redis.from_url(env["CHUNKWEAVE_REDIS_URL"])
+    jobs = JobStore(r, ttl_s=3600)
+    doomed, w0 = _first_worker(r, lambda: workers.start(env, concurrency=1))  # killed below
+    job_id = enqueue(path, settings=pipeline_settings)
+
+    def step_held_by_w0() -> list[str]:
+        held = owners(r, job_id).items()
+        return [f for f, o in held if o.worker == w0 and _half(split_field(f)[1]) == half]
+
+    # The write half (join, slices, commit) lasts about a second: poll fast, and freeze
+    # the worker group the moment it is seen holding a step, then kill it.
+    what = f"a step of the {half} half on the worker"
+    (step, *_) = wait_for(step_held_by_w0, timeout_s=90, what=what, interval_s=0.01)
+    os.killpg(doomed.pid, signal.SIGSTOP)
+    os.killpg(doomed.pid, signal.SIGKILL)
+    killed_at = time.monotonic()
+    doomed.wait(timeout=10)
+    workers.start(env, concurrency=1)
+    job = _wait_job(jobs, job_id, workers, timeout_s=150)
+    recovered_s = time.monotonic() - killed_at
+    requeued = [ln for ln in workers.logs().splitlines() if "requeued" in ln]
+    print(f"worker group killed holding {split_field(step)[1]}: done {recovered_s:.1f}s later")
+    print("\n".join(requeued))
+
+    assert (job.status, job.done, job.failed) == ("done", 1, 0), job
+    assert any(f"({split_field(step)[1]})" in ln for ln in requeued), requeued
+    entry = stored.ledger.get(doc_id)
+    assert entry is not None and entry.status == "ok", entry
+    assert stored.store.count(doc_id) == entry.chunk_count > 8  # sliced, nothing twice
+    clean_pipeline.ingest(path, source=str(path), doc_id=doc_id)
+    assert stored.store.doc_uuids(doc_id) == clean_pipeline.store.doc_uuids(doc_id)
+    assert recovered_s < 120, recovered_s  # the visibility timeout would be 21 minutes
+    assert not list(r.scan_iter(f"cw:fan:{doc_id}:*"))  # scratch cleaned up
     r.close()
 
 

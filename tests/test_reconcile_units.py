@@ -3,7 +3,8 @@
 Which owner is lost (dead worker, live worker no longer holding the task, a claim too
 fresh to judge), which queued document has no message anywhere, and what follows once
 the broker is read (keep, adopt the waiting message, requeue); plus the encodings the
-decisions read (owner records, lock values, kombu messages).
+decisions read (owner records, the work fields of fan-out steps, lock values, kombu
+messages).
 """
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ import json
 from chunkweave.worker.broker import BrokerView, doc_of
 from chunkweave.worker.heartbeat import Beat
 from chunkweave.worker.locks import lock_holder, lock_value
-from chunkweave.worker.ownership import Owner
+from chunkweave.worker.ownership import (
+    STEP_SEP,
+    Owner,
+    doc_of_field,
+    doc_owner_label,
+    split_field,
+    work_field,
+)
 from chunkweave.worker.reconcile import after_loss, message_lost, owner_lost
 
 NOW = 1_000_000.0
@@ -104,3 +112,44 @@ def test_kombu_message_is_read_back_to_its_document():
     assert doc_of(message) == (KEY, "t1")
     other = {**message, "headers": {"id": "t2", "task": "chunkweave.send_webhook"}}
     assert doc_of(other) is None
+
+
+def test_fan_out_steps_have_work_fields_of_their_own_and_name_their_document():
+    ids = {"job_id": "job1", "doc_id": "doc://a", "source": "/x.pdf"}
+    fields = {
+        work_field("chunkweave.ingest_document", ids),
+        work_field("chunkweave.parse_part", {**ids, "index": 0}),
+        work_field("chunkweave.parse_part", {**ids, "index": 1}),
+        work_field("chunkweave.finish_document", ids),
+        work_field("chunkweave.embed_slice", {**ids, "index": 0}),
+        work_field("chunkweave.commit_document", ids),
+    }
+    assert len(fields) == 6 and "doc://a" in fields
+    for field in fields:
+        assert field is not None and doc_of_field(field) == "doc://a"
+    assert split_field(f"doc://a{STEP_SEP}slice0") == ("doc://a", "slice0")
+    # Only the known steps split: an odd document id stays whole.
+    assert split_field(f"doc://a{STEP_SEP}notastep") == (f"doc://a{STEP_SEP}notastep", "")
+    assert work_field("chunkweave.send_webhook", ids) is None
+    assert work_field("chunkweave.parse_part", {"doc_id": "doc://a"}) is None  # no job
+
+
+def test_kombu_message_of_a_fan_out_step_is_read_back_to_its_step():
+    body = [[], {"job_id": "job1", "doc_id": "doc://a", "index": 3, "first": 7, "last": 9}, {}]
+    message = {
+        "body": base64.b64encode(json.dumps(body).encode()).decode(),
+        "headers": {"id": "t3", "task": "chunkweave.parse_part"},
+        "properties": {"body_encoding": "base64"},
+    }
+    assert doc_of(message) == (("job1", f"doc://a{STEP_SEP}part3"), "t3")
+
+
+def test_a_fanned_out_document_is_shown_with_its_steps_holders():
+    held = {
+        f"doc://a{STEP_SEP}part1": Owner("w1", "t1", NOW).encode(),
+        f"doc://a{STEP_SEP}part0": Owner("", "t0", NOW).encode(),
+        "doc://b": Owner("w2", "t2", NOW).encode(),
+    }
+    assert doc_owner_label("doc://a", held) == "queue part0; w1 part1"
+    assert doc_owner_label("doc://b", held) == "w2 t2"
+    assert doc_owner_label("doc://c", held) is None

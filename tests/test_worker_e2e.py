@@ -14,16 +14,14 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from chunkweave import enqueue
-from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.identity import doc_id_for
-from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline
+from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.worker.api import create_app
 from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.settings import Settings, SourcesConfig
@@ -31,21 +29,6 @@ from tests.fixtures_services import ROOT, WorkerProcs, wait_for
 
 pytestmark = pytest.mark.integration
 SMALL = ("multi_page.pdf", "word_sample.docx", "lorem_ipsum.docx")
-
-
-@pytest.fixture
-def clean_pipeline(pipeline_settings: Settings) -> Iterator[Pipeline]:
-    """The same pipeline on fresh collections: the reference "clean run"."""
-    s = pipeline_settings
-    cfg = s.weaviate.model_copy(
-        update={
-            "collection": s.weaviate.collection + "Ref",
-            "ledger_collection": s.weaviate.ledger_collection + "Ref",
-        }
-    )
-    pipe = open_pipeline(cfg, make_embedder(s.embedder), s.parse, s.chunking)
-    yield pipe
-    pipe.store.close()
 
 
 def _copy(corpus: Path, dest: Path, names: tuple[str, ...]) -> list[Path]:

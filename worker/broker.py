@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from chunkweave.worker.ownership import DOC_TASKS
+from chunkweave.worker.ownership import work_field
 
 #: kombu's defaults (``Channel.unacked_key`` and friends), which chunkweave keeps.
 UNACKED = "unacked"
@@ -30,7 +30,7 @@ _PRIORITY_SEP = "\x06\x16"
 _PRIORITIES = (3, 6, 9)
 _PAGE = 1000
 
-DocKey = tuple[str, str]  # (job_id, doc_id)
+DocKey = tuple[str, str]  # (job_id, work field): a document, or one step of its fan-out
 
 
 @dataclass
@@ -48,9 +48,9 @@ class BrokerView:
 
 
 def doc_of(message: dict[str, object]) -> tuple[DocKey, str] | None:
-    """Return ((job_id, doc_id), task id) of a document task's message, else None."""
+    """Return ((job_id, work field), task id) of an owned task's message, else None."""
     headers = message.get("headers")
-    if not isinstance(headers, dict) or headers.get("task") not in DOC_TASKS:
+    if not isinstance(headers, dict) or not isinstance(headers.get("task"), str):
         return None
     try:
         body = str(message["body"])
@@ -58,7 +58,10 @@ def doc_of(message: dict[str, object]) -> tuple[DocKey, str] | None:
         encoding = props.get("body_encoding") if isinstance(props, dict) else None
         raw = base64.b64decode(body) if encoding == "base64" else body.encode()
         _args, kwargs, _embed = json.loads(raw)
-        return (str(kwargs["job_id"]), str(kwargs["doc_id"])), str(headers.get("id", ""))
+        field = work_field(headers["task"], kwargs)
+        if field is None:
+            return None
+        return (str(kwargs["job_id"]), field), str(headers.get("id", ""))
     except (KeyError, TypeError, ValueError):
         return None
 

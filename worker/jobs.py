@@ -30,7 +30,7 @@ import redis
 from pydantic import BaseModel, ConfigDict
 
 from chunkweave.worker import keys
-from chunkweave.worker.ownership import owner_label
+from chunkweave.worker.ownership import doc_owner_label
 
 DocStatus = Literal["queued", "running", "done", "failed"]
 JobStatus = Literal["queued", "running", "done", "failed"]
@@ -74,9 +74,9 @@ class DocState(BaseModel):
     queued_at: float | None = None
     started_at: float | None = None
     updated_at: float = 0.0
-    #: Who holds the document while it is queued or running: ``worker task-id`` of the
-    #: worker that received its task, or ``queue task-id`` while its message waits in
-    #: the queue (:mod:`.ownership`); filled in when read, never stored.
+    #: Who holds the document while queued or running: ``worker task-id`` of the worker
+    #: that received its task, ``queue task-id`` while its message waits in the queue, or
+    #: a fanned-out PDF's steps' (``w1 part3; queue part4``); read, never stored.
     owner: str | None = None
 
 
@@ -386,10 +386,10 @@ class JobStore:
 
 
 def _with_owner(doc: DocState, held: dict[str, str]) -> DocState:
-    raw = held.get(doc.doc_id)
-    if raw is None or doc.status not in ("queued", "running"):
+    label = doc_owner_label(doc.doc_id, held)
+    if label is None or doc.status not in ("queued", "running"):
         return doc
-    return doc.model_copy(update={"owner": owner_label(raw)})
+    return doc.model_copy(update={"owner": label})
 
 
 def _job_status(counts: dict[DocStatus, int], finished: bool) -> JobStatus:

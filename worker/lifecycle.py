@@ -6,8 +6,9 @@ Connected to Celery's signals by :mod:`chunkweave.worker.celery_app`:
   pool children inherit.
 - ``worker_ready``: start beating (:mod:`.heartbeat`) and a reconciler thread
   (:mod:`.reconcile`; one is active across the service at a time).
-- ``task_received`` (main process): record this worker as the document's owner, with
-  the task's name and arguments (:mod:`.ownership`). Redis trouble here is logged, never
+- ``task_received`` (main process): record this worker as the owner of the document, or
+  of the fan-out step, the task stands for, with the task's name and arguments
+  (:mod:`.ownership`). Redis trouble here is logged, never
   raised: the message is still consumed and runs.
 - ``task_postrun`` (where the task ran): drop this worker's record unless the task
   was handed back for a retry (the retry recorded that itself).
@@ -67,17 +68,18 @@ def on_worker_ready(sender: Any = None, **_: Any) -> None:
 
 
 def on_task_received(request: Any = None, **_: Any) -> None:
-    """Record this worker as the owner of the document the task stands for."""
-    if request is None or request.name not in ownership.DOC_TASKS:
+    """Record this worker as the owner of the document (or fan-out step) of the task."""
+    if request is None:
         return
     kwargs = request.kwargs or {}
-    if "job_id" not in kwargs or "doc_id" not in kwargs:
+    field = ownership.work_field(request.name, kwargs)
+    if field is None:
         return
     try:
         ownership.claim(
             _client(),
             str(kwargs["job_id"]),
-            str(kwargs["doc_id"]),
+            field,
             worker=worker_id(),
             task_id=request.id,
             name=request.name,
@@ -92,9 +94,10 @@ def on_task_postrun(
     task_id: str = "", task: Any = None, kwargs: Any = None, state: str | None = None, **_: Any
 ) -> None:
     """Drop this worker's owner record of a task that ended (not one handed back)."""
-    if state == "RETRY" or task is None or task.name not in ownership.DOC_TASKS:
+    if state == "RETRY" or task is None or not isinstance(kwargs, dict):
         return
-    if not isinstance(kwargs, dict) or "job_id" not in kwargs or "doc_id" not in kwargs:
+    field = ownership.work_field(task.name, kwargs)
+    if field is None:
         return
     from chunkweave.worker.runtime import get_runtime
 
@@ -102,7 +105,7 @@ def on_task_postrun(
         ownership.release(
             get_runtime().redis,
             str(kwargs["job_id"]),
-            str(kwargs["doc_id"]),
+            field,
             worker=worker_id(),
             task_id=task_id,
         )
@@ -132,6 +135,6 @@ def _hand_back_all(wid: str) -> None:
     client = _client()
     jobs = JobStore(client, ttl_s=get_settings().tasks.job_ttl_s)
     for job_id in jobs.active():
-        for doc_id, owner in ownership.owners(client, job_id).items():
+        for field, owner in ownership.owners(client, job_id).items():
             if owner.worker == wid:
-                ownership.hand_back(client, job_id, doc_id, worker=wid, task_id=owner.task_id)
+                ownership.hand_back(client, job_id, field, worker=wid, task_id=owner.task_id)

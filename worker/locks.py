@@ -167,16 +167,42 @@ if redis.call('get', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+_PASS_IF_OWNER = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3])
+    return 1
+end
+return 0
+"""
 
 
-def take_lease(client: redis.Redis, doc_id: str, *, ttl_s: int) -> str | None:
-    """Take the document's write lock as a lease for several tasks; its token or None.
+def take_lease(
+    client: redis.Redis, doc_id: str, *, ttl_s: int, worker: str = "", task_id: str = ""
+) -> str | None:
+    """Take the document's write lock as a lease for several tasks; its value or None.
 
-    Unlike :class:`DocLock` nothing renews it: ``ttl_s`` must cover the time until
-    the last task holding it ends (each one extends it with :func:`hold_lease`).
+    The value names the taker (``worker``, ``task_id``) as :class:`DocLock`'s does, so
+    a lock or lease whose holder is dead is broken at once, and a dead taker's lease
+    is broken by the next one. Unlike :class:`DocLock` nothing renews it: ``ttl_s``
+    must cover the time until the last task holding it ends (each extends it with
+    :func:`hold_lease`); :func:`pass_lease` hands it to a token naming no holder.
     """
-    token = uuid.uuid4().hex
-    return token if client.set(keys.lock(doc_id), token, nx=True, ex=ttl_s) else None
+    value = lock_value(worker, task_id)
+    key = keys.lock(doc_id)
+    for _ in range(2):
+        if client.set(key, value, nx=True, ex=ttl_s):
+            return value
+        held = client.get(key)
+        if held is None or not holder_is_dead(client, held, task_id):
+            continue
+        if break_lock(client, key, held):
+            log.info("%s: broke the lease of a dead holder (%s)", key, held)
+    return None
+
+
+def pass_lease(client: redis.Redis, doc_id: str, value: str, token: str, *, ttl_s: int) -> bool:
+    """Hand the lease held as ``value`` on to ``token`` (a write's); False if it was lost."""
+    return bool(client.eval(_PASS_IF_OWNER, 1, keys.lock(doc_id), value, token, ttl_s * 1000))
 
 
 def hold_lease(client: redis.Redis, doc_id: str, token: str, *, ttl_s: int) -> bool:

@@ -4,7 +4,9 @@ One runs in ``serve`` and in every worker's main process; one at a time is activ
 (``cw:reconcile:lock:<queue>``: each service sharing a Redis looks after the jobs
 sent to its own queue). Every ``reconcile.interval_s`` the active one reads the
 unfinished jobs' owner records (:mod:`.ownership`) and the workers' heartbeats
-(:mod:`.heartbeat`) and requeues a document (:mod:`.requeue`):
+(:mod:`.heartbeat`) and requeues a document, or one step of a fanned-out document
+(a page-range part, the join, a chunk slice, the commit: each owned as a document is),
+(:mod:`.requeue`):
 
 - whose owner is gone: no heartbeat for ``reconcile.heartbeat_ttl_s`` (a worker killed as a
   whole, a lost host) - its message, if still in ``unacked``, would otherwise wait
@@ -42,7 +44,7 @@ from chunkweave.worker import keys
 from chunkweave.worker.broker import BrokerView, DocKey, read_broker, read_unacked
 from chunkweave.worker.heartbeat import Beat, read_beats
 from chunkweave.worker.jobs import DocState, JobStore, as_text
-from chunkweave.worker.ownership import Owner, owners
+from chunkweave.worker.ownership import Owner, doc_of_field, owners
 from chunkweave.worker.requeue import Requeuer, Send, app_sender
 from chunkweave.worker.settings import Settings
 
@@ -221,30 +223,33 @@ class Reconciler:
         waiting: dict[DocKey, tuple[Owner | None, float]] = {}
         audit = self._audit_due
         for job_id in self._own_jobs():
+            # Keyed by work field: a document, or one step of a fanned-out document.
             recorded = owners(self.r, job_id)
-            states = self._states(job_id, set(recorded))
-            done = [d for d in recorded if states.get(d) is None]
+            doc_of = {f: doc_of_field(f) for f in recorded}
+            states = self._states(job_id, set(doc_of.values()))
+            done = [f for f in recorded if states.get(doc_of[f]) is None]
             if done:  # final (or gone): the record has nothing left to say
                 self.r.hdel(f"{keys.job(job_id)}:owners", *done)
-            for doc_id, owner in recorded.items():
-                if doc_id in states:
+            for field, owner in recorded.items():
+                if doc_of[field] in states:
                     why = owner_lost(owner, beats, now=now, grace_s=s.reconcile.grace_s)
                     if why is not None:
-                        lost[(job_id, doc_id)] = (owner, why)
+                        lost[(job_id, field)] = (owner, why)
             if not audit:
                 continue
-            # Meant to be in the queue: queued and unclaimed, or handed back for a retry.
+            # Meant to be in the queue: queued and unclaimed, or handed back for a retry,
+            # or a fan-out step sent and not yet received.
             queued = self.jobs.doc_ids(job_id, "queued")
             meant = {d for d in queued if d not in recorded or not recorded[d].worker}
-            meant |= {d for d, o in recorded.items() if not o.worker and d in states}
-            states.update(self._states(job_id, meant - set(states)))
-            for doc_id in meant:
-                state = states.get(doc_id)
+            meant |= {f for f, o in recorded.items() if not o.worker and doc_of[f] in states}
+            states.update(self._states(job_id, {doc_of_field(f) for f in meant} - set(states)))
+            for field in meant:
+                state = states.get(doc_of_field(field))
                 if state is None:
                     continue
-                record = recorded.get(doc_id)
+                record = recorded.get(field)
                 since = record.since if record is not None else state.queued_at or state.updated_at
-                waiting[(job_id, doc_id)] = (record, since)
+                waiting[(job_id, field)] = (record, since)
         if not lost and not waiting:
             self._finish_audit(audit)
             return 0

@@ -1,6 +1,6 @@
-"""What the reconciler does to a document whose owner or message was lost.
+"""What the reconciler does to a document (or fan-out step) whose owner or message was lost.
 
-:meth:`Requeuer.requeue` sends the document's task again with the arguments the
+:meth:`Requeuer.requeue` sends the document's (or the step's) task again with the arguments the
 producer recorded (:func:`~chunkweave.worker.ownership.task_of`), under a new task
 id, after removing the dead holder's unacknowledged copy (so kombu does not deliver it
 again after the visibility timeout) and breaking the document's lock if its holder is
@@ -57,30 +57,43 @@ class Requeuer:
         ownership.requeued(self.r, key[0], key[1], task_id)
 
     def requeue(self, key: DocKey, reason: str, unacked_tags: list[str]) -> int:
-        """Send the document's task again (or fail it past the bound); 1 if acted, else 0."""
-        job_id, doc_id = key
+        """Send the work's task again (or fail its document past the bound); 1 if acted.
+
+        The work is a whole document or one step of its fan-out (a part, the join, a
+        slice, the commit): a step is sent again with its own recorded arguments and
+        its document stays ``running``, as its other steps may be.
+        """
+        job_id, field = key
+        doc_id, step = ownership.split_field(field)
         state = self.jobs.get_doc(job_id, doc_id)
         if state is None or state.status in ("done", "failed"):
             return 0
         s = self.settings
-        count = ownership.count_requeue(self.r, job_id, doc_id, s.tasks.job_ttl_s)
+        count = ownership.count_requeue(self.r, job_id, field, s.tasks.job_ttl_s)
         drop_unacked(self.r, unacked_tags)
         self._break_dead_lock(doc_id)
+        what = f"{reason} ({step})" if step else reason
         if count > s.reconcile.max_requeues:
-            why = f"{reason}; requeued {count - 1} times (limit {s.reconcile.max_requeues})"
-            self.fail(state, job_id, why)
+            why = f"{what}; requeued {count - 1} times (limit {s.reconcile.max_requeues})"
+            self.fail(state, job_id, why, field=field)
             return 1
-        name, kwargs = self._task(job_id, state)
+        name, kwargs = self._task(job_id, field, state)
         task_id = uuid.uuid4().hex
-        ownership.requeued(self.r, job_id, doc_id, task_id)
-        stage = f"requeued ({count}/{s.reconcile.max_requeues}): {reason}"
-        self.jobs.set_doc(job_id, state.model_copy(update={"status": "queued", "stage": stage}))
+        ownership.requeued(self.r, job_id, field, task_id)
+        stage = f"requeued ({count}/{s.reconcile.max_requeues}): {what}"
+        status = "running" if step and name in ownership.STEP_TASKS else "queued"
+        self.jobs.set_doc(job_id, state.model_copy(update={"status": status, "stage": stage}))
         self.send(name, kwargs, task_id)
-        log.warning("requeued %s of job %s: %s", state.source, job_id, reason)
+        log.warning("requeued %s of job %s: %s", state.source, job_id, what)
         return 1
 
-    def fail(self, state: DocState, job_id: str, reason: str) -> None:
-        """Record the document failed as ``poison`` (job record, ledger, upload released)."""
+    def fail(self, state: DocState, job_id: str, reason: str, *, field: str = "") -> None:
+        """Record the document failed as ``poison`` (job record, ledger, upload released).
+
+        A fan-out's write lease, if ``field`` is a step of a write that took one, is
+        dropped, so the next ingest of the document does not wait out its TTL.
+        """
+        self._drop_fanout_lease(job_id, field)
         message = f"{state.source}: its worker was lost: {reason}; not attempted again"
         failed = state.model_copy(
             update={"status": "failed", "error_code": ErrorCode.POISON, "error": message}
@@ -95,10 +108,13 @@ class Requeuer:
             self.send("chunkweave.send_webhook", {"job_id": job_id}, uuid.uuid4().hex)
         log.warning("failed %s of job %s: %s", state.source, job_id, message)
 
-    def _task(self, job_id: str, state: DocState) -> tuple[str, dict[str, Any]]:
-        recorded = ownership.task_of(self.r, job_id, state.doc_id)
-        if recorded is not None:
-            return recorded
+    def _task(self, job_id: str, field: str, state: DocState) -> tuple[str, dict[str, Any]]:
+        # A step without a recorded task (a fan-out sent before steps were recorded)
+        # is redone by sending its whole document again, which fans out afresh.
+        for recorded_field in (field, state.doc_id):
+            recorded = ownership.task_of(self.r, job_id, recorded_field)
+            if recorded is not None:
+                return recorded
         # Sent before task arguments were recorded: rebuild them from the job record
         # (a document sent with metadata or ``force`` loses them).
         log.warning("%s: no recorded task; requeued from its job record alone", state.source)
@@ -110,6 +126,18 @@ class Requeuer:
     def _tenant(self, job_id: str) -> str | None:
         raw = self.r.hget(keys.job(job_id), "tenant")
         return as_text(raw) if raw is not None else None
+
+    def _drop_fanout_lease(self, job_id: str, field: str) -> None:
+        from chunkweave.worker.locks import drop_lease
+
+        doc_id, step = ownership.split_field(field)
+        recorded = ownership.task_of(self.r, job_id, field) if step else None
+        sha1 = recorded[1].get("sha1") if recorded is not None else None
+        if not sha1:
+            return
+        token = self.r.hget(f"{keys.fanout_slices(doc_id, str(sha1))}:meta", "token")
+        if token is not None:
+            drop_lease(self.r, doc_id, as_text(token))
 
     def _break_dead_lock(self, doc_id: str) -> None:
         key = keys.lock(doc_id)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -262,18 +263,45 @@ def hand_back(task: Task, run: DocRun, *, stage: str) -> None:
     Its status becomes ``queued`` again, so a job's ``running`` counts only documents a
     worker is on. Done before the retry's message exists, so whoever receives it next
     records itself as the owner after this (:mod:`chunkweave.worker.ownership`). A
-    fan-out part stands for no whole document: it is only marked as waiting.
+    fan-out step stands for no whole document: its step is handed back, and the
+    document, whose other steps may run, is only marked as waiting.
     """
-    if task.name not in ownership.DOC_TASKS or not task.request.id:
+    kwargs = task.request.kwargs or {}
+    field = ownership.work_field(task.name, kwargs) if task.request.id else None
+    if field is not None:
+        ownership.hand_back(
+            run.rt.redis, run.job_id, field, worker=worker_id(), task_id=task.request.id
+        )
+    if task.name not in ownership.DOC_TASKS or field is None:
         run.running(stage=stage)
         return
-    ownership.hand_back(
-        run.rt.redis, run.job_id, run.doc_id, worker=worker_id(), task_id=task.request.id
-    )
     waiting = DocState(
         doc_id=run.doc_id, source=run.source, action=run.action, status="queued", stage=stage
     )
     run.rt.jobs.set_doc(run.job_id, waiting)
+
+
+def send_step(run: DocRun, step: Task, kwargs: dict[str, Any], *, once: bool = False) -> bool:
+    """Send one step of a fan-out, owned by the job record before its message exists.
+
+    The step's task and a queue marker are recorded first
+    (:func:`~chunkweave.worker.ownership.announce`), so a step whose worker dies, or
+    whose message is lost, is sent again by the reconciler as a whole document would
+    be. With ``once`` the step is sent only by the first caller (the join, the commit).
+    Returns whether it was sent.
+    """
+    field = ownership.work_field(step.name, kwargs)
+    task_id = uuid.uuid4().hex
+    if field is not None:
+        ttl_s = run.rt.settings.tasks.job_ttl_s
+        announced = ownership.announce(
+            run.rt.redis, run.job_id, field, name=step.name, kwargs=kwargs, task_id=task_id,
+            ttl_s=ttl_s, once=once,
+        )  # fmt: skip
+        if not announced:
+            return False
+    step.apply_async(kwargs=kwargs, task_id=task_id)
+    return True
 
 
 @contextmanager

@@ -14,6 +14,11 @@ are renumbered), and writes the document as a single-task ingest does
 (``IngestPipeline.ingest_parsed``, under the document's write lock); one with many
 chunks is written in slices on many workers instead (:mod:`.slices`). Scratch data
 is deleted after the write; abandoned parts (a failed sibling) expire with their TTL.
+
+Each part and the join are owned by the job record like whole documents
+(:func:`~chunkweave.worker.tasks.base.send_step`): a part whose worker dies, or
+whose message Redis lost, is sent again by the reconciler within its bounds, not
+after the broker's visibility timeout.
 """
 
 from __future__ import annotations
@@ -27,11 +32,11 @@ from chunkweave.parsers import ParsedDocument, page_count, parse_document, warm_
 from chunkweave.parsers.errors import ErrorCode
 from chunkweave.parsers.parts import join_parts
 from chunkweave.storage.pipeline.check import file_version
-from chunkweave.worker import keys
+from chunkweave.worker import keys, ownership
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
 from chunkweave.worker.tasks import slices
-from chunkweave.worker.tasks.base import doc_task, write_lock
+from chunkweave.worker.tasks.base import doc_task, send_step, write_lock
 from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
 
@@ -90,20 +95,20 @@ def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
     run.clear_attempts()  # the parent's work ends here; parts count their own
     run.running(stage=f"parsing {len(parts)} parts", progress=0.0)
     _parts(run, run.sha1).reset()
+    ownership.forget_steps(run.rt.redis, run.job_id, run.doc_id)
     for index, (first, last) in enumerate(parts):
-        parse_part.apply_async(
-            kwargs={
-                "job_id": run.job_id,
-                "source": run.source,
-                "doc_id": run.doc_id,
-                "sha1": run.sha1,
-                "index": index,
-                "first": first,
-                "last": last,
-                "parts": len(parts),
-                **run.carried(),
-            }
-        )
+        kwargs = {
+            "job_id": run.job_id,
+            "source": run.source,
+            "doc_id": run.doc_id,
+            "sha1": run.sha1,
+            "index": index,
+            "first": first,
+            "last": last,
+            "parts": len(parts),
+            **run.carried(),
+        }
+        send_step(run, parse_part, kwargs)
 
 
 def _still_wanted(run: DocRun) -> bool:
@@ -131,21 +136,20 @@ def parse_part(
         opts = settings.parse.model_copy(update={"page_range": (first, last)})
         # The pipeline's parse stage for one page range; the file's version is checked above.
         doc = parse_document(path, opts, sha1=sha1)
-    completed, count = _parts(run, sha1).finish(
-        index, parts, payload=doc.model_dump_json().encode()
-    )
+    _, count = _parts(run, sha1).finish(index, parts, payload=doc.model_dump_json().encode())
     run.clear_attempts()
-    if completed:
-        finish_document.apply_async(
-            kwargs={
-                "job_id": run.job_id,
-                "source": run.source,
-                "doc_id": run.doc_id,
-                "sha1": sha1,
-                "parts": parts,
-                **run.carried(),
-            }
-        )
+    if count == parts:
+        # Whichever run of a part sees the set complete may send the join; the job
+        # record lets one through, even when the part that completed it died before.
+        kwargs = {
+            "job_id": run.job_id,
+            "source": run.source,
+            "doc_id": run.doc_id,
+            "sha1": sha1,
+            "parts": parts,
+            **run.carried(),
+        }
+        send_step(run, finish_document, kwargs, once=True)
     run.running(stage=f"parsed {count}/{parts} parts", progress=count / (parts + 1))
     return {"doc_id": run.doc_id, "status": "part_parsed", "index": index}
 

@@ -9,11 +9,13 @@ slices in :mod:`.slices`) is ``count`` numbered parts under one base key
 - ``<base>:counts``: counters summed over finished parts (chunks added, unchanged);
 - ``<base>:<name>``, ``<base>:meta``: what the stage's last step needs besides.
 
-A task that finishes part ``i`` adds ``i`` to the done-set and reads the set's size
-in the same MULTI/EXEC (with its payload and its counters). The task whose addition
-completes the set, and only that one (a duplicate delivery adds nothing), starts the
-stage's last step: the join needs no result backend. Payloads never travel as task
-arguments; messages carry a part's index.
+A task that finishes part ``i`` stores its payload, then adds ``i`` to the done-set,
+reads the set's size and (only if ``i`` was new: a duplicate run counts nothing)
+adds its counters, in one script. A run that sees the set complete starts the stage's
+last step, which the job record lets through once
+(:func:`chunkweave.worker.ownership.announce`), also when the run that completed the
+set died before sending it: the join needs no result backend. Payloads never travel
+as task arguments; messages carry a part's index.
 """
 
 from __future__ import annotations
@@ -25,6 +27,19 @@ import redis
 from redis.client import Pipeline
 
 from chunkweave.worker.jobs import as_text
+
+# Mark a part finished; add its counters only if it was not finished before.
+_FINISH = """
+local added = redis.call('sadd', KEYS[1], ARGV[1])
+redis.call('expire', KEYS[1], ARGV[2])
+if added == 1 and #ARGV > 2 then
+    for i = 3, #ARGV, 2 do
+        redis.call('hincrby', KEYS[2], ARGV[i], ARGV[i + 1])
+    end
+    redis.call('expire', KEYS[2], ARGV[2])
+end
+return {added, redis.call('scard', KEYS[1])}
+"""
 
 
 class Parts:
@@ -73,25 +88,21 @@ class Parts:
         payload: bytes | None = None,
         counts: Mapping[str, int] | None = None,
     ) -> tuple[bool, int]:
-        """Record part ``index`` finished, with its payload and counters, in one transaction.
+        """Store part ``index``'s payload, then mark it finished with its counters (one script).
 
         Returns whether this call completed the set of ``count`` parts (true for exactly
         one call, whatever the duplicates) and how many parts are finished.
         """
-        pipe = self.r.pipeline(transaction=True)
         if payload is not None:
-            self.put(pipe, index, payload)
-        for name, value in (counts or {}).items():
-            pipe.hincrby(self.counts_key, name, value)
-        pipe.sadd(self.done_key, index)
-        pipe.scard(self.done_key)
-        pipe.expire(self.done_key, self.ttl_s)
-        if counts:
-            pipe.expire(self.counts_key, self.ttl_s)
-        replies = pipe.execute()
-        at = (payload is not None) + len(counts or {})
-        added, done = int(replies[at]), int(replies[at + 1])
-        return bool(added) and done == count, done
+            self.r.set(self.key(index), zlib.compress(payload), ex=self.ttl_s)
+        flat = [str(x) for name, value in (counts or {}).items() for x in (name, value)]
+        keys_ = (self.done_key, self.counts_key)
+        added, done = self.r.eval(_FINISH, 2, *keys_, index, self.ttl_s, *flat)
+        return bool(added) and int(done) == count, int(done)
+
+    def finished(self) -> set[int]:
+        """Return the indexes of the finished parts."""
+        return {int(i) for i in self.r.smembers(self.done_key)}
 
     def counts(self) -> dict[str, int]:
         """Return the counters summed over the finished parts."""

@@ -14,13 +14,22 @@ Chunks travel as the slices' payloads in Redis (under ``keys.fanout_slices``), n
 as task payloads; vectors never touch Redis. Next to them: the write's plan (the
 ``meta`` hash: ``pages``, ``existed``, the lease ``token``, the number of ``slices``)
 and ``keep``, the UUIDs of all the document's chunks, which the commit keeps. The
-document's write lock is held as a *lease* for the whole write (taken by the joiner,
-extended by each slice, released by the commit), so no other writer interleaves
-with the slices.
+document's write lock is held as a *lease* for the whole write, so no other writer
+interleaves with the slices: the joiner takes it in its own name (a dead joiner's
+lease is broken at once, as a dead holder's lock is), then passes it to the write's
+token once the plan is stored; each slice extends it, the commit releases it, and a
+document the reconciler fails as ``poison`` has it dropped.
+
+Every slice and the commit are owned by the job record like whole documents
+(:func:`~chunkweave.worker.tasks.base.send_step`): one whose worker dies is sent again
+by the reconciler and resumes the same write.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from celery import Task
@@ -33,11 +42,14 @@ from chunkweave.storage.uuids import chunk_uuid
 from chunkweave.storage.values import WritePlan
 from chunkweave.worker import keys
 from chunkweave.worker.celery_app import visibility_timeout_s
-from chunkweave.worker.locks import drop_lease, hold_lease, take_lease
-from chunkweave.worker.tasks.base import doc_task
+from chunkweave.worker.heartbeat import worker_id
+from chunkweave.worker.jobs import as_text
+from chunkweave.worker.locks import drop_lease, hold_lease, pass_lease, take_lease
+from chunkweave.worker.tasks.base import doc_task, hand_back, send_step
 from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
 
+log = logging.getLogger(__name__)
 _CHUNKS = TypeAdapter(list[Chunk])
 _UUIDS = TypeAdapter(list[str])
 
@@ -66,39 +78,76 @@ def start(run: DocRun, task: Task, doc: ParsedDocument, chunks: list[Chunk]) -> 
     assert run.sha1 is not None
     rt = run.rt
     settings = rt.settings
-    token = take_lease(rt.redis, run.doc_id, ttl_s=visibility_timeout_s(settings))
-    if token is None:
-        run.running(stage="waiting for another worker")
+    ttl_s = visibility_timeout_s(settings)
+    scratch = _slices(run, run.sha1)
+    if (resumed := _resume(run, scratch)) is not None:
+        return resumed
+    joiner = take_lease(
+        rt.redis, run.doc_id, ttl_s=ttl_s, worker=worker_id(), task_id=task.request.id or ""
+    )
+    if joiner is None:
+        hand_back(task, run, stage="waiting for another worker")
         raise task.retry(countdown=settings.tasks.lock_ttl_s, max_retries=None)
     size = settings.fanout.embed_chunks
     parts = [chunks[i : i + size] for i in range(0, len(chunks), size)]
     plan = rt.pipeline.begin(doc, source=run.source, doc_id=run.doc_id, **run.carried()).plan
     keep = [chunk_uuid(c.id) for c in chunks]
-    scratch = _slices(run, run.sha1)
     pipe = rt.redis.pipeline(transaction=True)
     scratch.reset(pipe)
     for i, part in enumerate(parts):
         scratch.put(pipe, i, _CHUNKS.dump_json(part))
     scratch.put_extra(pipe, "keep", _UUIDS.dump_json(keep))
     existed = int(plan.existed)
+    token = uuid.uuid4().hex
     scratch.put_meta(
         pipe, {"token": token, "pages": plan.pages, "existed": existed, "slices": len(parts)}
     )
     pipe.execute()
+    # The lease passes from this task (named, so it is broken if this worker dies
+    # before here) to the write, which every slice holds by the token in the plan.
+    if not pass_lease(rt.redis, run.doc_id, joiner, token, ttl_s=ttl_s):
+        return run.failed(ErrorCode.LEASE_LOST, f"{run.source}: write lease lost during fan-out")
     run.running(stage=f"embedding {len(parts)} slices", progress=0.5)
-    for i in range(len(parts)):
-        embed_slice.apply_async(
-            kwargs={
-                "job_id": run.job_id,
-                "source": run.source,
-                "doc_id": run.doc_id,
-                "sha1": run.sha1,
-                "index": i,
-                "slices": len(parts),
-                **run.carried(),
-            }
-        )
+    _send_slices(run, range(len(parts)), len(parts))
     return {"doc_id": run.doc_id, "status": "embedding", "slices": len(parts)}
+
+
+def _resume(run: DocRun, scratch: Parts) -> dict[str, Any] | None:
+    """Carry on this version's write if it began already (its joiner died sending slices).
+
+    The lease then holds the token of the stored plan: the slices not finished are
+    sent again (a duplicate of one still queued only writes what it wrote), and the
+    commit if none is left. None when no write of this version holds the lease.
+    """
+    meta = scratch.meta()
+    token = meta.get("token")
+    held = run.rt.redis.get(keys.lock(run.doc_id))
+    if not token or held is None or as_text(held) != token:
+        return None
+    count = int(meta.get("slices", 0))
+    unfinished = [i for i in range(count) if i not in scratch.finished()]
+    if unfinished:
+        _send_slices(run, unfinished, count)
+    else:
+        send_step(run, commit_document, _step_kwargs(run, run.sha1 or ""), once=True)
+    log.info("%s: resumed its write, %d slices sent again", run.source, len(unfinished))
+    return {"doc_id": run.doc_id, "status": "embedding", "slices": count}
+
+
+def _step_kwargs(run: DocRun, sha1: str, **extra: int) -> dict[str, Any]:
+    return {
+        "job_id": run.job_id,
+        "source": run.source,
+        "doc_id": run.doc_id,
+        "sha1": sha1,
+        **extra,
+        **run.carried(),
+    }
+
+
+def _send_slices(run: DocRun, indexes: Iterable[int], count: int) -> None:
+    for i in indexes:
+        send_step(run, embed_slice, _step_kwargs(run, run.sha1 or "", index=i, slices=count))
 
 
 def _hold(run: DocRun, scratch: Parts) -> dict[str, str] | None:
@@ -136,19 +185,11 @@ def embed_slice(task: Task, run: DocRun, *, sha1: str, index: int, slices: int) 
     write = rt.pipeline.resume(_plan(run, sha1, meta))
     written = write.write(_CHUNKS.validate_json(payload))
     counts = {"added": written.added, "unchanged": written.unchanged}
-    completed, count = scratch.finish(index, slices, counts=counts)
+    _, count = scratch.finish(index, slices, counts=counts)
     run.clear_attempts()
     hold_lease(rt.redis, run.doc_id, meta["token"], ttl_s=visibility_timeout_s(rt.settings))
-    if completed:
-        commit_document.apply_async(
-            kwargs={
-                "job_id": run.job_id,
-                "source": run.source,
-                "doc_id": run.doc_id,
-                "sha1": sha1,
-                **run.carried(),
-            }
-        )
+    if count == slices:  # sent once, whichever run of a slice sees the set complete
+        send_step(run, commit_document, _step_kwargs(run, sha1), once=True)
     run.running(stage=f"embedded {count}/{slices} slices", progress=0.5 + count / slices / 2)
     return {"doc_id": run.doc_id, "status": "slice_written", "index": index}
 
