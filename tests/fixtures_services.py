@@ -219,16 +219,20 @@ def stored(pipeline_settings: Settings) -> Iterator[Pipeline]:
     pipe.close()
 
 
+def reference_config(settings: Settings) -> WeaviateConfig:
+    """Return ``settings``' Weaviate config on the reference (``...Ref``) collections."""
+    cfg = settings.weaviate
+    update = {
+        "collection": cfg.collection + "Ref",
+        "ledger_collection": cfg.ledger_collection + "Ref",
+    }
+    return cfg.model_copy(update=update)
+
+
 @pytest.fixture
 def clean_pipeline(pipeline_settings: Settings) -> Iterator[Pipeline]:
     """The same pipeline on fresh collections: the reference "clean run"."""
     s = pipeline_settings
-    cfg = s.weaviate.model_copy(
-        update={
-            "collection": s.weaviate.collection + "Ref",
-            "ledger_collection": s.weaviate.ledger_collection + "Ref",
-        }
-    )
-    pipe = open_pipeline(cfg, make_embedder(s.embedder), s.parse, s.chunking)
+    pipe = open_pipeline(reference_config(s), make_embedder(s.embedder), s.parse, s.chunking)
     yield pipe
     pipe.store.close()

@@ -30,7 +30,7 @@ from chunkweave.worker import reindex as rx
 from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
-from tests.fixtures_services import ROOT, WorkerProcs, wait_for
+from tests.fixtures_services import ROOT, WorkerProcs, reference_config, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -114,13 +114,7 @@ def _alias(settings: Settings) -> str | None:
 def reference(pipeline_settings: Settings) -> Iterator[object]:
     """The B chunking of a document on fresh collections: an uninterrupted, clean result."""
     s = pipeline_settings
-    cfg = s.weaviate.model_copy(
-        update={
-            "collection": s.weaviate.collection + "Ref",
-            "ledger_collection": s.weaviate.ledger_collection + "Ref",
-        }
-    )
-    pipe = open_pipeline(cfg, make_embedder(s.embedder), s.parse, B)
+    pipe = open_pipeline(reference_config(s), make_embedder(s.embedder), s.parse, B)
 
     def uuids(path: Path) -> set[str]:
         doc_id = doc_id_for(path)

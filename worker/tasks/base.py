@@ -281,6 +281,12 @@ def hand_back(task: Task, run: DocRun, *, stage: str) -> None:
     run.rt.jobs.set_doc(run.job_id, waiting)
 
 
+def step_kwargs(run: DocRun, sha1: str, **extra: int) -> dict[str, Any]:
+    """Return the arguments of a fan-out step of ``run``'s document version ``sha1``."""
+    ids = {"job_id": run.job_id, "source": run.source, "doc_id": run.doc_id, "sha1": sha1}
+    return {**ids, **extra, **run.carried()}
+
+
 def send_step(run: DocRun, step: Task, kwargs: dict[str, Any], *, once: bool = False) -> bool:
     """Send one step of a fan-out, owned by the job record before its message exists.
 

@@ -36,7 +36,7 @@ from chunkweave.worker import keys, ownership
 from chunkweave.worker.settings import Settings
 from chunkweave.worker.sources import fetched
 from chunkweave.worker.tasks import slices
-from chunkweave.worker.tasks.base import doc_task, send_step, write_lock
+from chunkweave.worker.tasks.base import doc_task, send_step, step_kwargs, write_lock
 from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
 
@@ -97,17 +97,7 @@ def start(run: DocRun, parts: list[tuple[int, int]]) -> None:
     _parts(run, run.sha1).reset()
     ownership.forget_steps(run.rt.redis, run.job_id, run.doc_id)
     for index, (first, last) in enumerate(parts):
-        kwargs = {
-            "job_id": run.job_id,
-            "source": run.source,
-            "doc_id": run.doc_id,
-            "sha1": run.sha1,
-            "index": index,
-            "first": first,
-            "last": last,
-            "parts": len(parts),
-            **run.carried(),
-        }
+        kwargs = step_kwargs(run, run.sha1, index=index, first=first, last=last, parts=len(parts))
         send_step(run, parse_part, kwargs)
 
 
@@ -141,15 +131,7 @@ def parse_part(
     if count == parts:
         # Whichever run of a part sees the set complete may send the join; the job
         # record lets one through, even when the part that completed it died before.
-        kwargs = {
-            "job_id": run.job_id,
-            "source": run.source,
-            "doc_id": run.doc_id,
-            "sha1": sha1,
-            "parts": parts,
-            **run.carried(),
-        }
-        send_step(run, finish_document, kwargs, once=True)
+        send_step(run, finish_document, step_kwargs(run, sha1, parts=parts), once=True)
     run.running(stage=f"parsed {count}/{parts} parts", progress=count / (parts + 1))
     return {"doc_id": run.doc_id, "status": "part_parsed", "index": index}
 

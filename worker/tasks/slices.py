@@ -45,7 +45,7 @@ from chunkweave.worker.celery_app import visibility_timeout_s
 from chunkweave.worker.heartbeat import worker_id
 from chunkweave.worker.jobs import as_text
 from chunkweave.worker.locks import drop_lease, hold_lease, pass_lease, take_lease
-from chunkweave.worker.tasks.base import doc_task, hand_back, send_step
+from chunkweave.worker.tasks.base import doc_task, hand_back, send_step, step_kwargs
 from chunkweave.worker.tasks.parts import Parts
 from chunkweave.worker.tasks.recorder import DocRun
 
@@ -129,25 +129,14 @@ def _resume(run: DocRun, scratch: Parts) -> dict[str, Any] | None:
     if unfinished:
         _send_slices(run, unfinished, count)
     else:
-        send_step(run, commit_document, _step_kwargs(run, run.sha1 or ""), once=True)
+        send_step(run, commit_document, step_kwargs(run, run.sha1 or ""), once=True)
     log.info("%s: resumed its write, %d slices sent again", run.source, len(unfinished))
     return {"doc_id": run.doc_id, "status": "embedding", "slices": count}
 
 
-def _step_kwargs(run: DocRun, sha1: str, **extra: int) -> dict[str, Any]:
-    return {
-        "job_id": run.job_id,
-        "source": run.source,
-        "doc_id": run.doc_id,
-        "sha1": sha1,
-        **extra,
-        **run.carried(),
-    }
-
-
 def _send_slices(run: DocRun, indexes: Iterable[int], count: int) -> None:
     for i in indexes:
-        send_step(run, embed_slice, _step_kwargs(run, run.sha1 or "", index=i, slices=count))
+        send_step(run, embed_slice, step_kwargs(run, run.sha1 or "", index=i, slices=count))
 
 
 def _hold(run: DocRun, scratch: Parts) -> dict[str, str] | None:
@@ -189,7 +178,7 @@ def embed_slice(task: Task, run: DocRun, *, sha1: str, index: int, slices: int) 
     run.clear_attempts()
     hold_lease(rt.redis, run.doc_id, meta["token"], ttl_s=visibility_timeout_s(rt.settings))
     if count == slices:  # sent once, whichever run of a slice sees the set complete
-        send_step(run, commit_document, _step_kwargs(run, sha1), once=True)
+        send_step(run, commit_document, step_kwargs(run, sha1), once=True)
     run.running(stage=f"embedded {count}/{slices} slices", progress=0.5 + count / slices / 2)
     return {"doc_id": run.doc_id, "status": "slice_written", "index": index}
 
