@@ -39,8 +39,8 @@ TEXT_CJK = "text_cjk"
 CJK_LANGUAGES = CJK
 
 
-def _text(name: str, *, filterable: bool = False, searchable: bool = False) -> Property:
-    # Identifiers are matched whole (FIELD tokenisation); prose is word-tokenised for BM25.
+def text_property(name: str, *, filterable: bool = False, searchable: bool = False) -> Property:
+    """Return a text property: identifiers matched whole (FIELD), prose word-tokenised for BM25."""
     return Property(
         name=name,
         data_type=DataType.TEXT,
@@ -85,11 +85,11 @@ SCHEMA_VERSION = 3
 #:   timestamps are read back, never looked up (an object's UUID already derives from
 #:   ``chunk_id``).
 CHUNK_PROPERTIES: tuple[Property, ...] = (
-    _text("chunk_id"),
-    _text("doc_id", filterable=True),
-    _text("source", filterable=True),
-    _text("text", searchable=True),
-    _text("type", filterable=True),
+    text_property("chunk_id"),
+    text_property("doc_id", filterable=True),
+    text_property("source", filterable=True),
+    text_property("text", searchable=True),
+    text_property("type", filterable=True),
     Property(
         name="heading_path",
         data_type=DataType.TEXT_ARRAY,
@@ -102,17 +102,17 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
     Property(name="pages", data_type=DataType.INT_ARRAY, index_filterable=True),
     _int("chunk_index", filterable=True),
     _int("token_count"),
-    _text("content_sha1"),
-    _text("doc_sha1"),
-    _text("chunker"),
-    _text("table_id", filterable=True),
+    text_property("content_sha1"),
+    text_property("doc_sha1"),
+    text_property("chunker"),
+    text_property("table_id", filterable=True),
     _int("table_row_start"),
     _int("table_row_end"),
-    _text("table_markdown"),
-    _text("table_html"),
-    _text("caption", searchable=True),
-    _text("parent_id", filterable=True),
-    _text("section_number", filterable=True),  # Chunk.section_number ("7.3.1", "A.2")
+    text_property("table_markdown"),
+    text_property("table_html"),
+    text_property("caption", searchable=True),
+    text_property("parent_id", filterable=True),
+    text_property("section_number", filterable=True),  # Chunk.section_number ("7.3.1", "A.2")
     Property(
         name="section_numbers",
         data_type=DataType.TEXT_ARRAY,
@@ -128,7 +128,7 @@ CHUNK_PROPERTIES: tuple[Property, ...] = (
         index_searchable=False,
     ),  # ["7", "7.3", "7.3.1"]
     Property(name="ingested_at", data_type=DataType.DATE, index_filterable=False),
-    _text(LANGUAGE, filterable=True),
+    text_property(LANGUAGE, filterable=True),
     Property(
         name=TEXT_CJK,
         data_type=DataType.TEXT,
@@ -202,7 +202,7 @@ def metadata_properties(cfg: MetadataConfig) -> list[Property]:
     """
     props = [
         Property(name=HAS_ACL, data_type=DataType.BOOL, index_filterable=True),
-        _text(META_SHA1),
+        text_property(META_SHA1),
     ]
     for key, kind in cfg.declared().items():
         data_type = _META_TYPES[kind]

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from weaviate.classes.config import DataType, Property, Tokenization
+from weaviate.classes.config import DataType, Property
 from weaviate.classes.query import Filter
 from weaviate.collections.classes.filters import _Filters
 
@@ -27,7 +27,7 @@ from chunkweave.chunking.ids import sha1_hex
 from chunkweave.chunking.match_units import MatchUnit
 from chunkweave.chunking.models import Chunk
 from chunkweave.storage.uuids import chunk_uuid
-from chunkweave.storage.weaviate.schema import REGIONS, TEXT_CJK, chunk_properties
+from chunkweave.storage.weaviate.schema import REGIONS, TEXT_CJK, chunk_properties, text_property
 
 MATCH_UNIT = "match_unit"
 UNIT_OF = "unit_of"
@@ -41,20 +41,8 @@ def unit_properties_schema() -> list[Property]:
     """Return the properties units add to the chunk collection (only ever added)."""
     return [
         Property(name=MATCH_UNIT, data_type=DataType.BOOL, index_filterable=True),
-        Property(
-            name=UNIT_OF,
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.FIELD,
-            index_filterable=False,
-            index_searchable=False,
-        ),
-        Property(
-            name=UNIT_KIND,
-            data_type=DataType.TEXT,
-            tokenization=Tokenization.FIELD,
-            index_filterable=False,
-            index_searchable=False,
-        ),
+        text_property(UNIT_OF),
+        text_property(UNIT_KIND),
         Property(name=UNIT_SPAN, data_type=DataType.INT_ARRAY, index_filterable=False),
     ]
 
