@@ -86,7 +86,7 @@ class DocLock:
     def _renew(self) -> None:
         while not self._stop.wait(self._ttl_s / 3):
             try:
-                if not self._client.eval(_EXTEND_IF_OWNER, 1, self._key, self._value, self._ttl_ms):
+                if not extend_lock(self._client, self._key, self._value, self._ttl_ms):
                     return  # lost it (broken or expired); the holder finds out on release
             except redis.RedisError:
                 continue  # Redis away for a moment: try again at the next tick
@@ -102,7 +102,7 @@ class DocLock:
             self._renewer.join(timeout=5)
         if self.acquired:
             with contextlib.suppress(redis.RedisError):  # expired meanwhile: nothing to release
-                self._client.eval(_DELETE_IF_OWNER, 1, self._key, self._value)
+                break_lock(self._client, self._key, self._value)
 
 
 def lock_value(worker: str, task_id: str) -> str:
@@ -151,6 +151,11 @@ def holder_is_dead(client: redis.Redis, value: bytes | str, task_id: str = "") -
 def break_lock(client: redis.Redis, key: str, value: bytes | str) -> bool:
     """Delete the lock ``key`` if it still holds ``value``; True if it was deleted."""
     return bool(client.eval(_DELETE_IF_OWNER, 1, key, value))
+
+
+def extend_lock(client: redis.Redis, key: str, value: bytes | str, ttl_ms: int) -> bool:
+    """Set the lock ``key`` to expire in ``ttl_ms`` if it still holds ``value``."""
+    return bool(client.eval(_EXTEND_IF_OWNER, 1, key, value, ttl_ms))
 
 
 # A lease is the same key as DocLock, held across the tasks of one fanned-out write
@@ -207,12 +212,12 @@ def pass_lease(client: redis.Redis, doc_id: str, value: str, token: str, *, ttl_
 
 def hold_lease(client: redis.Redis, doc_id: str, token: str, *, ttl_s: int) -> bool:
     """Extend the lease if ``token`` still owns it; False when it was lost."""
-    return bool(client.eval(_EXTEND_IF_OWNER, 1, keys.lock(doc_id), token, ttl_s * 1000))
+    return extend_lock(client, keys.lock(doc_id), token, ttl_s * 1000)
 
 
 def drop_lease(client: redis.Redis, doc_id: str, token: str) -> None:
     """Release the lease if ``token`` still owns it."""
-    client.eval(_DELETE_IF_OWNER, 1, keys.lock(doc_id), token)
+    break_lock(client, keys.lock(doc_id), token)
 
 
 def _attempts_key(doc_id: str, doc_sha1: str, part: str = "") -> str:

@@ -44,24 +44,12 @@ from chunkweave.worker import keys
 from chunkweave.worker.broker import BrokerView, DocKey, read_broker, read_unacked
 from chunkweave.worker.heartbeat import Beat, read_beats
 from chunkweave.worker.jobs import DocState, JobStore, as_text
-from chunkweave.worker.ownership import Owner, doc_of_field, owners
+from chunkweave.worker.locks import break_lock, extend_lock
+from chunkweave.worker.ownership import Owner, doc_of_field, owners, owners_key
 from chunkweave.worker.requeue import Requeuer, Send, app_sender
 from chunkweave.worker.settings import Settings
 
 log = logging.getLogger(__name__)
-
-_DELETE_IF_OWNER = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
-end
-return 0
-"""
-_EXTEND_IF_OWNER = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
 
 
 def owner_lost(
@@ -166,9 +154,7 @@ class Reconciler:
 
     def _release(self) -> None:
         with contextlib.suppress(redis.RedisError, OSError):
-            self.r.eval(
-                _DELETE_IF_OWNER, 1, keys.reconcile_lock(self.settings.tasks.queue), self.me
-            )
+            break_lock(self.r, keys.reconcile_lock(self.settings.tasks.queue), self.me)
         if self._on_stop is not None:
             with contextlib.suppress(Exception):
                 self._on_stop()
@@ -190,7 +176,7 @@ class Reconciler:
         lock = keys.reconcile_lock(self.settings.tasks.queue)
         if self.r.set(lock, self.me, nx=True, px=ttl_ms):
             return True
-        return bool(self.r.eval(_EXTEND_IF_OWNER, 1, lock, self.me, ttl_ms))
+        return extend_lock(self.r, lock, self.me, ttl_ms)
 
     def _judging(self) -> bool:
         """Note restarts and outages; True once Redis has answered for a heartbeat TTL."""
@@ -229,7 +215,7 @@ class Reconciler:
             states = self._states(job_id, set(doc_of.values()))
             done = [f for f in recorded if states.get(doc_of[f]) is None]
             if done:  # final (or gone): the record has nothing left to say
-                self.r.hdel(f"{keys.job(job_id)}:owners", *done)
+                self.r.hdel(owners_key(job_id), *done)
             for field, owner in recorded.items():
                 if doc_of[field] in states:
                     why = owner_lost(owner, beats, now=now, grace_s=s.reconcile.grace_s)

@@ -21,8 +21,9 @@ from chunkweave.errors import ErrorCode
 from chunkweave.worker import keys, ownership
 from chunkweave.worker.broker import DocKey, drop_unacked
 from chunkweave.worker.jobs import DocState, JobStore, as_text
-from chunkweave.worker.locks import break_lock, holder_is_dead
+from chunkweave.worker.locks import break_lock, drop_lease, holder_is_dead
 from chunkweave.worker.settings import Settings
+from chunkweave.worker.tasks.parts import Parts
 
 log = logging.getLogger(__name__)
 
@@ -128,16 +129,14 @@ class Requeuer:
         return as_text(raw) if raw is not None else None
 
     def _drop_fanout_lease(self, job_id: str, field: str) -> None:
-        from chunkweave.worker.locks import drop_lease
-
         doc_id, step = ownership.split_field(field)
         recorded = ownership.task_of(self.r, job_id, field) if step else None
         sha1 = recorded[1].get("sha1") if recorded is not None else None
         if not sha1:
             return
-        token = self.r.hget(f"{keys.fanout_slices(doc_id, str(sha1))}:meta", "token")
-        if token is not None:
-            drop_lease(self.r, doc_id, as_text(token))
+        write = Parts(self.r, keys.fanout_slices(doc_id, str(sha1)), kind="slice", ttl_s=0)
+        if token := write.meta().get("token"):
+            drop_lease(self.r, doc_id, token)
 
     def _break_dead_lock(self, doc_id: str) -> None:
         key = keys.lock(doc_id)
