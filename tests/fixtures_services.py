@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -34,6 +35,7 @@ from chunkweave.storage.config import server_env as weaviate_env
 from chunkweave.storage.embedders import make_embedder
 from chunkweave.storage.pipeline.conductor import Pipeline, open_pipeline
 from chunkweave.worker.enqueue import Enqueuer
+from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.settings import Settings
 from tests.local_s3 import LocalS3
@@ -183,6 +185,40 @@ def wait_for(
         time.sleep(interval_s)
 
 
+def wait_job(
+    jobs: JobStore, job_id: str, workers: WorkerProcs, *, timeout_s: float = 60
+) -> JobState:
+    """Wait until the job is finished and return it with its documents.
+
+    On a timeout the workers' log tail is printed before the test fails.
+    """
+
+    def finished() -> JobState | None:
+        job = jobs.get(job_id, with_docs=True)
+        return job if job is not None and job.finished_at is not None else None
+
+    try:
+        job = wait_for(finished, timeout_s=timeout_s, what=f"job {job_id}")
+    except pytest.fail.Exception:
+        print(workers.logs()[-6000:])
+        raise
+    assert isinstance(job, JobState)
+    return job
+
+
+def env_settings(env: dict[str, str], **extra: Any) -> Settings:
+    """Settings for a producer in the test process matching the service environment ``env``.
+
+    Its Redis, queue and data directory; ``extra`` adds or overrides settings.
+    """
+    base: dict[str, Any] = {
+        "redis_url": env["CHUNKWEAVE_REDIS_URL"],
+        "tasks": {"queue": env["CHUNKWEAVE_QUEUE"]},
+        "data_dir": Path(env["CHUNKWEAVE_DATA_DIR"]),
+    }
+    return Settings(**{**base, **extra})
+
+
 @pytest.fixture
 def pipeline_env(service_env: dict[str, str], weaviate_cfg: WeaviateConfig) -> dict[str, str]:
     """``service_env`` for workers running the real pipeline on this test's collections."""
@@ -202,12 +238,7 @@ def pipeline_env(service_env: dict[str, str], weaviate_cfg: WeaviateConfig) -> d
 @pytest.fixture
 def pipeline_settings(pipeline_env: dict[str, str], weaviate_cfg: WeaviateConfig) -> Settings:
     """Settings matching ``pipeline_env`` for producers in the test process."""
-    return Settings(
-        redis_url=pipeline_env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": pipeline_env["CHUNKWEAVE_QUEUE"]},
-        data_dir=Path(pipeline_env["CHUNKWEAVE_DATA_DIR"]),
-        weaviate=weaviate_cfg,
-    )
+    return env_settings(pipeline_env, weaviate=weaviate_cfg)
 
 
 @pytest.fixture

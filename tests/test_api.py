@@ -11,27 +11,18 @@ from fastapi.testclient import TestClient
 
 from chunkweave.worker.api import create_app
 from chunkweave.worker.metrics import record_document, record_failure
-from chunkweave.worker.settings import Settings, SourcesConfig
-from tests.fixtures_services import WorkerProcs, wait_for
+from chunkweave.worker.settings import SourcesConfig
+from tests.fixtures_services import WorkerProcs, env_settings, wait_for
 from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
 TOKEN = "s3cret-token"
 
 
-def _settings(env: dict[str, str], **extra: object) -> Settings:
-    return Settings(
-        redis_url=env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": env["CHUNKWEAVE_QUEUE"]},
-        data_dir=Path(env["CHUNKWEAVE_DATA_DIR"]),
-        **extra,  # type: ignore[arg-type]
-    )
-
-
 @pytest.fixture
 def client(service_env: dict[str, str], tmp_path: Path) -> Iterator[TestClient]:
     app = create_app(
-        _settings(
+        env_settings(
             service_env,
             api={"token": TOKEN, "max_upload_bytes": 1000},
             sources=SourcesConfig(roots=(tmp_path,)),
@@ -138,7 +129,7 @@ def test_metrics_exposes_shared_counters_and_queue_depth(
 def test_upload_processed_by_worker(service_env, workers: WorkerProcs, tmp_path: Path):
     env = dict(service_env, CHUNKWEAVE_PIPELINE_FACTORY=FACTORY, STANDIN_NS=tmp_path.name)
     workers.start(env)
-    app = create_app(_settings(env))
+    app = create_app(env_settings(env))
     with TestClient(app) as c:
         resp = c.post("/jobs", files=[("file", ("up.pdf", b"%PDF uploaded", "application/pdf"))])
         job_id = resp.json()["job_id"]

@@ -25,7 +25,7 @@ from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.reindex.state import ReindexState, resumed
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings, SourcesConfig
-from tests.fixtures_services import ROOT, WorkerProcs, wait_for
+from tests.fixtures_services import ROOT, WorkerProcs, env_settings, wait_for
 
 CLI = str(Path(sys.executable).parent / "chunkweave")
 
@@ -53,12 +53,7 @@ def test_docs_shows_each_documents_doc_id(
 
 @pytest.mark.integration
 def test_ui_job_list_names_jobs_by_their_files(service_env: dict[str, str], tmp_path: Path):
-    settings = Settings(
-        redis_url=service_env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": service_env["CHUNKWEAVE_QUEUE"]},
-        data_dir=Path(service_env["CHUNKWEAVE_DATA_DIR"]),
-        sources=SourcesConfig(roots=(tmp_path,)),
-    )
+    settings = env_settings(service_env, sources=SourcesConfig(roots=(tmp_path,)))
     folder = tmp_path / "reports"
     folder.mkdir()
     for i in range(5):

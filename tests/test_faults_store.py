@@ -42,7 +42,7 @@ from chunkweave.worker import keys, uploads
 from chunkweave.worker.jobs import JobState, JobStore
 from chunkweave.worker.runtime import redis_client
 from chunkweave.worker.settings import Settings
-from tests.fixtures_services import WorkerProcs, wait_for
+from tests.fixtures_services import WorkerProcs, env_settings, wait_for, wait_job
 from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
@@ -86,10 +86,8 @@ def store_env(service_env: dict[str, str], own_weaviate: LocalWeaviate) -> dict[
 @pytest.fixture
 def store_settings(store_env: dict[str, str], own_weaviate: LocalWeaviate) -> Settings:
     """Settings matching ``store_env`` for the producer in the test process."""
-    return Settings(
-        redis_url=store_env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": store_env["CHUNKWEAVE_QUEUE"]},
-        data_dir=Path(store_env["CHUNKWEAVE_DATA_DIR"]),
+    return env_settings(
+        store_env,
         weaviate=own_weaviate.config(WeaviateConfig(retries=8)),
         embedder=EmbedderConfig(kind="none"),
     )
@@ -107,19 +105,9 @@ def _kill(server: LocalWeaviate) -> None:
 
 
 def _job(settings: Settings, job_id: str, workers: WorkerProcs, timeout_s: float) -> JobState:
-    jobs = JobStore(redis_client(settings), ttl_s=3600)
-
-    def finished() -> JobState | None:
-        job = jobs.get(job_id, with_docs=True)
-        return job if job is not None and job.finished_at is not None else None
-
-    try:
-        job = wait_for(finished, timeout_s=timeout_s, what=f"job {job_id}", interval_s=0.3)
-    except pytest.fail.Exception:
-        print(workers.logs()[-6000:])
-        raise
-    assert isinstance(job, JobState)
-    return job
+    return wait_job(
+        JobStore(redis_client(settings), ttl_s=3600), job_id, workers, timeout_s=timeout_s
+    )
 
 
 def _assert_stored_once(pipe: Pipeline, job: JobState) -> None:
@@ -258,11 +246,7 @@ def test_hard_time_limit_is_recorded_in_the_ledger(service_env, workers, tmp_pat
             "CHUNKWEAVE_RETRY_BACKOFF_MAX_S": "1",
         }
     )
-    settings = Settings(
-        redis_url=service_env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": service_env["CHUNKWEAVE_QUEUE"]},
-        data_dir=Path(service_env["CHUNKWEAVE_DATA_DIR"]),
-    )
+    settings = env_settings(service_env)
     stuck = tmp_path / "stuck.pdf"
     stuck.write_bytes(b"%PDF-1.4 STUCK-IN-C")
     workers.start(service_env)

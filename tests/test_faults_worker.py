@@ -33,11 +33,10 @@ import redis
 from chunkweave import enqueue
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.worker import keys
-from chunkweave.worker.jobs import JobState, JobStore
+from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.local_redis import LocalRedis
 from chunkweave.worker.ownership import owners, split_field
-from chunkweave.worker.settings import Settings
-from tests.fixtures_services import ROOT, WorkerProcs, wait_for
+from tests.fixtures_services import ROOT, env_settings, wait_for, wait_job
 from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
@@ -54,21 +53,6 @@ FAST = {
 }
 T = TypeVar("T")
 SMALL = ("word_sample.docx", "lorem_ipsum.docx", "multi_page.pdf")
-
-
-def _finished(jobs: JobStore, job_id: str) -> JobState | None:
-    job = jobs.get(job_id, with_docs=True)
-    return job if job is not None and job.finished_at is not None else None
-
-
-def _wait_job(jobs: JobStore, job_id: str, procs: WorkerProcs, timeout_s: float) -> JobState:
-    try:
-        job = wait_for(lambda: _finished(jobs, job_id), timeout_s=timeout_s, what=f"job {job_id}")
-    except pytest.fail.Exception:
-        print(procs.logs()[-6000:])
-        raise
-    assert isinstance(job, JobState)
-    return job
 
 
 def _worker_ids(r: redis.Redis, prefix: str) -> list[str]:
@@ -118,7 +102,7 @@ def test_worker_group_killed_mid_ingest_second_worker_finishes_everything(
     killed_at = time.monotonic()
     doomed.wait(timeout=10)
     workers.start(env, concurrency=1)  # the survivor (its start-up counts in the bound)
-    job = _wait_job(jobs, job_id, workers, timeout_s=120)
+    job = wait_job(jobs, job_id, workers, timeout_s=120)
     recovered_s = time.monotonic() - killed_at
     print(f"worker group killed: job finished {recovered_s:.1f}s after the kill")
     print("\n".join(ln for ln in workers.logs().splitlines() if "requeued" in ln or "broke" in ln))
@@ -175,7 +159,7 @@ def test_worker_group_killed_holding_a_fan_out_step_the_step_is_requeued(
     killed_at = time.monotonic()
     doomed.wait(timeout=10)
     workers.start(env, concurrency=1)
-    job = _wait_job(jobs, job_id, workers, timeout_s=150)
+    job = wait_job(jobs, job_id, workers, timeout_s=150)
     recovered_s = time.monotonic() - killed_at
     requeued = [ln for ln in workers.logs().splitlines() if "requeued" in ln]
     print(f"worker group killed holding {split_field(step)[1]}: done {recovered_s:.1f}s later")
@@ -259,11 +243,7 @@ def test_redis_killed_mid_run_and_restarted_every_document_ends_ok(
         path.write_bytes(f"%PDF-1.4 document {i}".encode())
         paths.append(path)
     workers.start(env, concurrency=2)
-    settings = Settings(
-        redis_url=env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": env["CHUNKWEAVE_QUEUE"]},
-        data_dir=tmp_path,
-    )
+    settings = env_settings(env, data_dir=tmp_path)
     r = redis.Redis.from_url(killable_redis.url)
     wait_for(lambda: r.zcard(keys.WORKERS), timeout_s=60, what="the worker's heartbeat")
     job_id = enqueue(docs_dir, settings=settings)
@@ -282,7 +262,7 @@ def test_redis_killed_mid_run_and_restarted_every_document_ends_ok(
     r = redis.Redis.from_url(killable_redis.url)
     jobs = JobStore(r, ttl_s=3600)
     assert jobs.get(job_id) is not None, "the job did not survive the restart (AOF)"
-    job = _wait_job(jobs, job_id, workers, timeout_s=120)
+    job = wait_job(jobs, job_id, workers, timeout_s=120)
     recovered_s = time.monotonic() - restarted_at
     print(f"Redis killed and restarted: job finished {recovered_s:.1f}s after the restart")
     print(

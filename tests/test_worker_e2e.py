@@ -23,9 +23,9 @@ from chunkweave import enqueue
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.storage.pipeline.conductor import Pipeline
 from chunkweave.worker.api import create_app
-from chunkweave.worker.jobs import JobState, JobStore
+from chunkweave.worker.jobs import JobStore
 from chunkweave.worker.settings import Settings, SourcesConfig
-from tests.fixtures_services import ROOT, WorkerProcs, wait_for
+from tests.fixtures_services import ROOT, wait_for, wait_job
 
 pytestmark = pytest.mark.integration
 SMALL = ("multi_page.pdf", "word_sample.docx", "lorem_ipsum.docx")
@@ -34,20 +34,6 @@ SMALL = ("multi_page.pdf", "word_sample.docx", "lorem_ipsum.docx")
 def _copy(corpus: Path, dest: Path, names: tuple[str, ...]) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
     return [Path(shutil.copy(corpus / n, dest / n)) for n in names]
-
-
-def _wait(store: JobStore, job_id: str, workers: WorkerProcs, timeout_s: float) -> JobState:
-    def finished() -> JobState | None:
-        job = store.get(job_id, with_docs=True)
-        return job if job is not None and job.finished_at is not None else None
-
-    try:
-        job = wait_for(finished, timeout_s=timeout_s, what=f"job {job_id}", interval_s=0.3)
-    except pytest.fail.Exception:
-        print(workers.logs()[-5000:])
-        raise
-    assert isinstance(job, JobState)
-    return job
 
 
 def _assert_matches_clean_run(paths: list[Path], store: Pipeline, clean: Pipeline) -> None:
@@ -83,7 +69,7 @@ def test_enqueue_python_cli_http_exactly_once(
         # Status is right while work is under way and after it.
         assert http.get(f"/jobs/{job_http}").json()["status"] in ("queued", "running", "done")
     for job_id in (job_py, job_cli, job_http):
-        job = _wait(jobs, job_id, workers, timeout_s=150)
+        job = wait_job(jobs, job_id, workers, timeout_s=150)
         assert (job.status, job.done, job.failed) == ("done", 1, 0), job
         (doc,) = job.docs or ()
         assert doc.outcome == "added" and doc.chunks_added > 0
@@ -91,7 +77,7 @@ def test_enqueue_python_cli_http_exactly_once(
 
     # Everything again, all at once: nothing new is written.
     again = enqueue(tmp_path / "docs", settings=pipeline_settings)
-    job = _wait(jobs, again, workers, timeout_s=150)
+    job = wait_job(jobs, again, workers, timeout_s=150)
     assert sorted(d.outcome or "" for d in job.docs or ()) == ["unchanged"] * 3
     _assert_matches_clean_run([py_doc, cli_doc, http_doc], stored, clean_pipeline)
     r_client.close()
@@ -134,7 +120,7 @@ def test_kill9_worker_mid_document_then_redelivered(
     wait_for(parsing, timeout_s=60, what="document in progress")
     (child,) = wait_for(lambda: _children(proc.pid), timeout_s=10, what="pool child")  # type: ignore[misc]
     os.kill(child, signal.SIGKILL)
-    job = _wait(jobs, job_id, workers, timeout_s=200)
+    job = wait_job(jobs, job_id, workers, timeout_s=200)
     (state,) = job.docs or ()
     assert (state.status, state.attempts) == ("done", 2), state
     _assert_matches_clean_run([doc], stored, clean_pipeline)
@@ -155,7 +141,7 @@ def test_fanned_out_ingest_equals_single_task_ingest(
     doc = Path(shutil.copy(corpus / "multi_page.pdf", dest / "multi_page.pdf"))
     r = _redis(pipeline_settings)
     jobs = JobStore(r, ttl_s=3600)
-    job = _wait(jobs, enqueue(doc, settings=pipeline_settings), workers, timeout_s=120)
+    job = wait_job(jobs, enqueue(doc, settings=pipeline_settings), workers, timeout_s=120)
     (state,) = job.docs or ()
     assert (state.status, state.outcome) == ("done", "added"), state
     logs = workers.logs()

@@ -23,9 +23,8 @@ import redis
 
 from chunkweave.storage.identity import doc_id_for
 from chunkweave.worker.enqueue import Enqueuer
-from chunkweave.worker.jobs import JobState
 from chunkweave.worker.settings import Settings
-from tests.fixtures_services import ROOT, WorkerProcs, wait_for
+from tests.fixtures_services import ROOT, WorkerProcs, env_settings, wait_for, wait_job
 from tests.standin_pipeline import FACTORY
 
 pytestmark = pytest.mark.integration
@@ -33,12 +32,7 @@ _BACKOFF_MAX_S = 1
 
 
 def _settings(env: dict[str, str]) -> Settings:
-    return Settings(
-        redis_url=env["CHUNKWEAVE_REDIS_URL"],
-        tasks={"queue": env["CHUNKWEAVE_QUEUE"]},
-        data_dir=Path(env["CHUNKWEAVE_DATA_DIR"]),
-        webhook={"secret": env["CHUNKWEAVE_WEBHOOK_SECRET"]},
-    )
+    return env_settings(env, webhook={"secret": env["CHUNKWEAVE_WEBHOOK_SECRET"]})
 
 
 @pytest.fixture(scope="module")
@@ -101,28 +95,13 @@ def _writes(r: redis.Redis, env: dict[str, str], docs: list[Path]) -> dict[str, 
     return {i: int(v) for i, v in zip(ids, values, strict=True) if v is not None}
 
 
-def _finished(enq: Enqueuer, job_id: str) -> JobState | None:
-    job = enq.jobs.get(job_id, with_docs=True)
-    return job if job is not None and job.finished_at is not None else None
-
-
-def _wait_job(enq: Enqueuer, job_id: str, workers: WorkerProcs, timeout_s: float = 60) -> JobState:
-    try:
-        job = wait_for(lambda: _finished(enq, job_id), timeout_s=timeout_s, what=f"job {job_id}")
-    except pytest.fail.Exception:
-        print(workers.logs()[-4000:])
-        raise
-    assert isinstance(job, JobState)
-    return job
-
-
 def test_every_document_once_and_duplicates_harmless(env, enq, workers, redis_client, tmp_path):
     docs = _docs(tmp_path, 4)
     # The same document twice in one job is one task; a second job re-delivers all.
     job1 = enq.submit([(str(d), "ingest") for d in docs + docs[:1]])
     job2 = enq.submit([(str(d), "ingest") for d in docs])
-    first = _wait_job(enq, job1, workers)
-    second = _wait_job(enq, job2, workers)
+    first = wait_job(enq.jobs, job1, workers)
+    second = wait_job(enq.jobs, job2, workers)
     assert (first.total, first.done, first.failed, first.status) == (4, 4, 0, "done")
     assert second.done == 4
     writes = _writes(redis_client, env, docs)
@@ -140,7 +119,7 @@ def test_kill9_mid_document_is_redelivered_and_completes(env, enq, workers, redi
         lambda: redis_client.hget(pid_key, doc_id_for(doc)), timeout_s=30, what="task start"
     )
     os.kill(int(pid), signal.SIGKILL)  # type: ignore[arg-type]
-    job = _wait_job(enq, job_id, workers)
+    job = wait_job(enq.jobs, job_id, workers)
     assert job.done == 1, job
     (state,) = job.docs or ()
     assert state.attempts == 2, state  # the killed run counted, then one clean run
@@ -151,14 +130,14 @@ def test_poison_document_fails_after_bounded_attempts(env, enq, workers, redis_c
     poison = tmp_path / "poison.pdf"
     poison.write_bytes(b"%PDF-1.4 CRASH-ME")
     job_id = enq.submit([(str(poison), "ingest")])
-    job = _wait_job(enq, job_id, workers)
+    job = wait_job(enq.jobs, job_id, workers)
     (state,) = job.docs or ()
     assert (state.status, state.error_code) == ("failed", "poison"), state
     assert state.attempts == 3  # max_attempts=2 crashes, then given up without running
     assert "killed its worker process 2 times" in (state.error or "")
     # The worker keeps serving.
     (good,) = _docs(tmp_path, 1)
-    assert _wait_job(enq, enq.submit([(str(good), "ingest")]), workers).done == 1
+    assert wait_job(enq.jobs, enq.submit([(str(good), "ingest")]), workers).done == 1
 
 
 def test_hanging_document_hits_time_limit_and_worker_keeps_serving(
@@ -168,7 +147,7 @@ def test_hanging_document_hits_time_limit_and_worker_keeps_serving(
     hang.write_bytes(b"%PDF-1.4 HANG-ME")
     (good,) = _docs(tmp_path, 1)
     job_id = enq.submit([(str(hang), "ingest"), (str(good), "ingest")])
-    job = _wait_job(enq, job_id, workers, timeout_s=40)
+    job = wait_job(enq.jobs, job_id, workers, timeout_s=40)
     by_source = {Path(d.source).name: d for d in job.docs or ()}
     assert by_source["hang.pdf"].status == "failed"
     assert by_source["hang.pdf"].error_code == "timeout"
@@ -179,7 +158,7 @@ def test_two_workers_same_document_write_once(env, enq, workers, redis_client, t
     doc = tmp_path / "contended.pdf"
     doc.write_bytes(b"%PDF-1.4 DELAY=1.5")
     jobs = [enq.submit([(str(doc), "ingest")]) for _ in range(2)]
-    results = [_wait_job(enq, j, workers) for j in jobs]
+    results = [wait_job(enq.jobs, j, workers) for j in jobs]
     assert all(r.done == 1 for r in results)
     assert list(_writes(redis_client, env, [doc]).values()) == [1]
     outcomes = sorted(r.docs[0].outcome or "" for r in results if r.docs)
@@ -229,7 +208,7 @@ def test_hang_ignoring_soft_limit_is_killed_by_hard_limit(env, enq, workers, tmp
     stuck = tmp_path / "stuck.pdf"
     stuck.write_bytes(b"%PDF-1.4 STUCK-IN-C")
     (good,) = _docs(tmp_path, 1)
-    job = _wait_job(enq, enq.submit([(str(stuck), "ingest"), (str(good), "ingest")]), workers)
+    job = wait_job(enq.jobs, enq.submit([(str(stuck), "ingest"), (str(good), "ingest")]), workers)
     by_source = {Path(d.source).name: d for d in job.docs or ()}
     assert by_source["stuck.pdf"].error_code == "timeout", by_source["stuck.pdf"]
     assert "hard time limit of 6s" in (by_source["stuck.pdf"].error or "")
